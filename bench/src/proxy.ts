@@ -1,0 +1,311 @@
+/**
+ * bench/proxy: the data plane's overhead. Direct upstream vs through the proxy for three policy
+ * shapes (none; row filter + mask; join of two filtered tables), simple and extended protocol,
+ * 1 and 8 clients, plus connect latency. Upstream: PostgreSQL when PALISADE_TEST_PG_URL is set
+ * (a scratch database is created and dropped), else an embedded PGlite (whose "direct" column is
+ * an in-process `db.query`, with no socket: a floor, not a fair peer).
+ */
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto'
+import { PGlite } from '@electric-sql/pglite'
+import type { SessionInput } from '@palisade/core'
+import pg from 'pg'
+// The bench package does not list @palisade/server; import its build output directly.
+import {
+  createDataPlane,
+  createPgliteUpstream,
+  type DataPlaneBackend,
+  PostgresPool,
+  type UpstreamProvider,
+} from '../../packages/server/dist/index.js'
+import { fmt, summarize } from './stats.js'
+
+const pgUrl = process.env['PALISADE_TEST_PG_URL']
+const PASSWORD = 'bench-Secret-1'
+const ITERATIONS = Number(process.env['BENCH_PROXY_ITERATIONS'] ?? 400)
+
+const SETUP = `
+CREATE TABLE customers (id int PRIMARY KEY, tenant int NOT NULL, name text, email text);
+CREATE TABLE orders (id int PRIMARY KEY, tenant int NOT NULL, customer_id int, amount numeric);
+INSERT INTO customers SELECT g, g % 10, 'name ' || g, 'user' || g || '@example.test'
+  FROM generate_series(1, 1000) g;
+INSERT INTO orders SELECT g, g % 10, 1 + g % 1000, g * 1.5 FROM generate_series(1, 10000) g;
+`
+
+function verifier(password: string) {
+  const salt = randomBytes(16)
+  const salted = pbkdf2Sync(password, salt, 4096, 32, 'sha256')
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest()
+  return {
+    salt: salt.toString('base64'),
+    iterations: 4096,
+    storedKey: createHash('sha256').update(clientKey).digest('base64'),
+    serverKey: createHmac('sha256', salted).update('Server Key').digest('base64'),
+    exists: true,
+  }
+}
+
+const text = (name: string) => ({ name, type: 'text' })
+const int = (name: string) => ({ name, type: 'integer' })
+
+function sessionInput(username: string, withPolicies: boolean): SessionInput {
+  return {
+    user: { id: `u-${username}`, username, roles: [], attributes: { tenant: 3 } },
+    datasource: { id: 'ds-1', name: 'bench', accessMode: 'open' },
+    catalog: {
+      schemas: [
+        {
+          name: 'public',
+          tables: [
+            { name: 'customers', columns: [int('id'), int('tenant'), text('name'), text('email')] },
+            {
+              name: 'orders',
+              columns: [
+                int('id'),
+                int('tenant'),
+                int('customer_id'),
+                { name: 'amount', type: 'numeric' },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+    attributeDefinitions: [{ key: 'tenant', valueType: 'integer', defaultValue: null }],
+    policies: withPolicies
+      ? [
+          {
+            id: 'p-filter',
+            name: 'tenant',
+            version: 1,
+            type: 'row_filter',
+            priority: 100,
+            targets: [{ schemas: ['public'], tables: ['orders', 'customers'] }],
+            filterExpression: 'tenant = {user.tenant}',
+          },
+          {
+            id: 'p-mask',
+            name: 'email',
+            version: 1,
+            type: 'column_mask',
+            priority: 100,
+            targets: [{ schemas: ['public'], tables: ['customers'], columns: ['email'] }],
+            maskExpression: "'***'",
+          },
+        ]
+      : [],
+    epoch: 1,
+  }
+}
+
+/** A backend from hand-written sessions: the bench measures the proxy, not the store. */
+function benchBackend(): DataPlaneBackend {
+  const creds = verifier(PASSWORD)
+  const sessions: Record<string, SessionInput> = {
+    plain: sessionInput('plain', false),
+    alice: sessionInput('alice', true),
+  }
+  return {
+    scramCredentials: async () => creds,
+    buildSession: async (user) => sessions[user] ?? null,
+    rebuildSession: async () => null,
+    upstreamConfig: async () => ({
+      kind: 'pglite',
+      datasourceName: 'bench',
+      statementTimeoutMs: 0,
+    }),
+    audit: () => {},
+    onChange: () => () => {},
+  }
+}
+
+interface Scenario {
+  name: string
+  user: string
+  sql: string
+  params: unknown[]
+}
+
+const scenarios: Scenario[] = [
+  {
+    name: 'no policy',
+    user: 'plain',
+    sql: 'SELECT id, amount FROM orders WHERE id = $1',
+    params: [42],
+  },
+  {
+    name: 'row filter + mask',
+    user: 'alice',
+    sql: 'SELECT id, name, email FROM customers WHERE id = $1',
+    params: [43],
+  },
+  {
+    name: 'join, 2 filtered',
+    user: 'alice',
+    sql: 'SELECT o.id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.id = $1',
+    params: [43],
+  },
+]
+
+type Runner = (sql: string, params: unknown[] | undefined) => Promise<unknown>
+
+async function measure(runners: Runner[], sql: string, params: unknown[] | undefined) {
+  const samples: number[] = []
+  const started = process.hrtime.bigint()
+  await Promise.all(
+    runners.map(async (run) => {
+      for (let i = 0; i < 20; i++) await run(sql, params)
+      for (let i = 0; i < ITERATIONS; i++) {
+        const t = process.hrtime.bigint()
+        await run(sql, params)
+        samples.push(Number(process.hrtime.bigint() - t) / 1e6)
+      }
+    }),
+  )
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  return { ...summarize(samples), qps: samples.length / seconds }
+}
+
+/** Inlines the parameter for the simple protocol (the bench's values are integers). */
+const inline = (sql: string, params: unknown[]) => sql.replace('$1', String(params[0]))
+
+export async function run(): Promise<void> {
+  let db: PGlite | undefined
+  let admin: pg.Client | undefined
+  let directConfig: pg.ClientConfig | undefined
+  let dbName = ''
+  let factory: () => Promise<UpstreamProvider>
+  if (pgUrl) {
+    const url = new URL(pgUrl)
+    dbName = `palisade_bench_${process.pid}`
+    admin = new pg.Client({ connectionString: pgUrl })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${dbName}`)
+    directConfig = { connectionString: pgUrl.replace(/\/[^/]*$/, `/${dbName}`) }
+    const seed = new pg.Client(directConfig)
+    await seed.connect()
+    await seed.query(SETUP)
+    await seed.end()
+    factory = async () => {
+      const pool = new PostgresPool({
+        kind: 'postgres',
+        datasourceName: 'bench',
+        host: url.hostname,
+        port: Number(url.port || 5432),
+        database: dbName,
+        user: decodeURIComponent(url.username || 'postgres'),
+        password: url.password ? decodeURIComponent(url.password) : null,
+        sslmode: 'disable',
+        statementTimeoutMs: 0,
+        poolSize: 16,
+      })
+      await pool.warm(9)
+      return pool
+    }
+  } else {
+    db = await PGlite.create()
+    await db.exec(SETUP)
+    const shared = db
+    factory = () => createPgliteUpstream({ db: shared })
+  }
+  const plane = await createDataPlane({
+    backend: benchBackend(),
+    upstreamFactory: factory,
+    port: 0,
+    log: () => {},
+  })
+  const proxyConfig = (user: string): pg.ClientConfig => ({
+    host: '127.0.0.1',
+    port: plane.port,
+    user,
+    password: PASSWORD,
+    database: 'bench',
+  })
+  console.log(`upstream: ${pgUrl ? 'PostgreSQL' : 'PGlite (direct = in-process db.query)'}`)
+  console.log(`${ITERATIONS} queries per client; latency median / p95 in ms\n`)
+  const rows: string[][] = []
+  const clients: pg.Client[] = []
+  const open = async (config: pg.ClientConfig) => {
+    const c = new pg.Client(config)
+    await c.connect()
+    clients.push(c)
+    return c
+  }
+  try {
+    for (const s of scenarios) {
+      for (const protocol of ['simple', 'extended'] as const) {
+        for (const n of [1, 8]) {
+          const proxy: Runner[] = []
+          const direct: Runner[] = []
+          for (let i = 0; i < n; i++) {
+            const p = await open(proxyConfig(s.user))
+            proxy.push((sql, params) => (params ? p.query(sql, params) : p.query(sql)))
+            if (directConfig) {
+              const d = await open(directConfig)
+              direct.push((sql, params) => (params ? d.query(sql, params) : d.query(sql)))
+            } else if (db) {
+              const local = db
+              direct.push((sql, params) => local.query(sql, params ?? []))
+            }
+          }
+          // The direct run sees the policy-free SQL: the ratio prices rewrite and relay together.
+          const sql = protocol === 'simple' ? inline(s.sql, s.params) : s.sql
+          const params = protocol === 'simple' ? undefined : s.params
+          const d = await measure(direct, sql, params)
+          const p = await measure(proxy, sql, params)
+          rows.push([
+            s.name,
+            protocol,
+            String(n),
+            `${fmt(d.median, 2)} / ${fmt(d.p95, 2)}`,
+            `${fmt(p.median, 2)} / ${fmt(p.p95, 2)}`,
+            fmt(p.median / d.median, 1),
+            fmt(d.qps, 0),
+            fmt(p.qps, 0),
+          ])
+          await Promise.all(clients.splice(0).map((c) => c.end()))
+        }
+      }
+    }
+    const connect = async (config: pg.ClientConfig) => {
+      const samples: number[] = []
+      for (let i = 0; i < 20; i++) {
+        const t = process.hrtime.bigint()
+        const c = new pg.Client(config)
+        await c.connect()
+        samples.push(Number(process.hrtime.bigint() - t) / 1e6)
+        await c.end()
+      }
+      return summarize(samples)
+    }
+    const proxyConnect = await connect(proxyConfig('alice'))
+    const directConnect = directConfig ? await connect(directConfig) : undefined
+    const header = [
+      'scenario',
+      'protocol',
+      'clients',
+      'direct ms',
+      'proxy ms',
+      'ratio',
+      'direct q/s',
+      'proxy q/s',
+    ]
+    console.log(`| ${header.join(' | ')} |`)
+    console.log(`|${header.map(() => '---').join('|')}|`)
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+    console.log(
+      `\nconnect (SCRAM, session compile, upstream bind): proxy ${fmt(proxyConnect.median, 2)} / ` +
+        `${fmt(proxyConnect.p95, 2)} ms` +
+        (directConnect
+          ? `; direct ${fmt(directConnect.median, 2)} / ${fmt(directConnect.p95, 2)} ms (trust auth)`
+          : ''),
+    )
+  } finally {
+    await Promise.all(clients.map((c) => c.end().catch(() => {})))
+    await plane.close()
+    await db?.close()
+    if (admin) {
+      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+      await admin.end()
+    }
+  }
+}

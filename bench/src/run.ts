@@ -1,0 +1,23 @@
+/**
+ * `pnpm bench [name...]` runs the named benchmarks (all when none are named) and prints their tables.
+ * Each benchmark module exports `run(): Promise<void>`; sibling packages are imported from `dist`.
+ */
+const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
+  rewrite: () => import('./rewrite.js'),
+  decision: () => import('./decision.js'),
+  fence: () => import('./fence.js'),
+  store: () => import('./store.js'),
+  proxy: () => import('./proxy.js'),
+}
+
+const wanted = process.argv.slice(2)
+const names = wanted.length > 0 ? wanted : Object.keys(benchmarks)
+for (const name of names) {
+  const load = benchmarks[name]
+  if (!load) {
+    console.error(`unknown benchmark "${name}"; known: ${Object.keys(benchmarks).join(', ')}`)
+    process.exit(2)
+  }
+  console.log(`\n## ${name}\n`)
+  await (await load()).run()
+}

@@ -1,0 +1,261 @@
+import { type AstNode, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { isVirtualInformationSchemaView } from '../catalog/information-schema.js'
+import {
+  PalisadeError,
+  ReadOnlyViolationError,
+  UndefinedFunctionError,
+  UndefinedTableError,
+  UnsupportedStatementError,
+} from '../errors.js'
+import { isAllowedFunction, isAllowedOperator, REG_TYPES } from '../policy/function-allowlist.js'
+import { isAllowedType } from '../policy/type-allowlist.js'
+import { AGGREGATE_FUNCTIONS } from '../policy/function-kinds.js'
+import type { CompiledSession } from '../session/compiled-session.js'
+import { SqlState } from '../sqlstate.js'
+import { functionSignature } from './function-signature.js'
+import { findPushdownCandidates, type PushdownCandidate } from './leakproof-conjuncts.js'
+import type { QueryFacts } from './query-facts.js'
+import type { TableReference } from './table-reference.js'
+
+/** What the analyzer learned about one query: every table reference, by node identity. */
+export interface QueryAnalysis {
+  readonly references: ReadonlyMap<object, TableReference>
+  /** CTE definitions renamed because the deparser cannot quote their names (by node identity). */
+  readonly cteRenames: ReadonlyMap<object, string>
+  /** Leakproof user conjuncts per scan, copied inside fenced scans (design.md §2). */
+  readonly pushdowns: ReadonlyMap<object, readonly PushdownCandidate[]>
+  readonly facts: QueryFacts
+}
+
+/** Names the deparser prints unquoted: safe only when they need no quoting. */
+const PLAIN_IDENTIFIER = /^[a-z_][a-z0-9_$]*$/
+
+/**
+ * A read-only walk over one query (a SELECT tree) that resolves every table reference with
+ * CTE scoping, enforces the function/operator allowlist, refuses constructs that write or that
+ * the deparser would alter, and collects the query facts. It throws on the first violation.
+ */
+export class QueryAnalyzer {
+  readonly #session: CompiledSession
+  readonly #references = new Map<object, TableReference>()
+  readonly #cteRenames = new Map<object, string>()
+  readonly #pushdowns = new Map<object, readonly PushdownCandidate[]>()
+  readonly #tables = new Map<string, QueryFacts['tables'][number]>()
+  readonly #columns = new Set<string>()
+  #joins = 0
+  #aggregation = false
+  #subquery = false
+  #where = false
+  #depth = 0
+
+  constructor(session: CompiledSession) {
+    this.#session = session
+  }
+
+  analyze(query: AstNode, statementType: string): QueryAnalysis {
+    this.#visit(query, new Map())
+    return {
+      references: this.#references,
+      cteRenames: this.#cteRenames,
+      pushdowns: this.#pushdowns,
+      facts: {
+        tables: [...this.#tables.values()],
+        columns: [...this.#columns],
+        join_count: this.#joins,
+        has_aggregation: this.#aggregation,
+        has_subquery: this.#subquery,
+        has_where: this.#where,
+        statement_type: statementType,
+      },
+    }
+  }
+
+  /** `scope` maps CTE names visible here to their (possibly renamed) emitted names. */
+  #visit(value: unknown, scope: ReadonlyMap<string, string | undefined>): void {
+    if (value === null || typeof value !== 'object') return
+    if (Array.isArray(value)) {
+      for (const item of value) this.#visit(item, scope)
+      return
+    }
+    const tag = tagOf(value)
+    const body = (tag === undefined ? value : (value as Record<string, unknown>)[tag]) as NodeBody
+    if (++this.#depth > 1000)
+      throw new PalisadeError(SqlState.StatementTooComplex, 'statement is too complex')
+    try {
+      if (tag !== undefined && this.#visitNode(tag, body, scope)) return
+      for (const key in body) {
+        const field = body[key]
+        if (field !== null && typeof field === 'object') this.#visit(field, scope)
+      }
+    } finally {
+      this.#depth--
+    }
+  }
+
+  /** Handles one node; returns true when its fields were already visited. */
+  #visitNode(tag: string, body: NodeBody, scope: ReadonlyMap<string, string | undefined>): boolean {
+    switch (tag) {
+      case 'SelectStmt':
+        this.#visitSelect(body as Pg.SelectStmt, scope)
+        return true
+      case 'RangeVar':
+        this.#visitRangeVar(body as Pg.RangeVar, scope)
+        return true
+      case 'FuncCall':
+        this.#checkFunction(body as Pg.FuncCall)
+        return false
+      case 'A_Expr':
+        this.#checkOperator(body as Pg.A_Expr)
+        return false
+      case 'TypeCast':
+        this.#checkCast(body as Pg.TypeCast)
+        return false
+      case 'ColumnDef': {
+        // Column definition lists of functions in FROM: `AS r(a int)`.
+        const names = stringsOf((body as Pg.ColumnDef).typeName?.names)
+        if (!isAllowedType(names)) throw undefinedType(names)
+        return false
+      }
+      case 'ColumnRef':
+        for (const name of stringsOf((body as Pg.ColumnRef).fields).slice(-1)) {
+          if (name !== '*') this.#columns.add(name)
+        }
+        return true
+      case 'SubLink':
+      case 'RangeSubselect':
+        this.#subquery = true
+        return false
+      case 'JoinExpr':
+        this.#joins++
+        return false
+      case 'IntoClause':
+      case 'LockingClause':
+        throw new ReadOnlyViolationError()
+      case 'RangeTableFunc':
+      case 'JsonTable':
+      case 'XmlExpr':
+      case 'XmlSerialize':
+        throw new UnsupportedStatementError(tag === 'JsonTable' ? 'JSON_TABLE' : 'XML functions')
+      case 'GroupingSet':
+        this.#aggregation = true
+        return false
+      default:
+        return false
+    }
+  }
+
+  #visitSelect(select: Pg.SelectStmt, outer: ReadonlyMap<string, string | undefined>): void {
+    if (select.intoClause || (select.lockingClause?.length ?? 0) > 0)
+      throw new ReadOnlyViolationError()
+    if (select.limitOption === 'LIMIT_OPTION_WITH_TIES') {
+      throw new UnsupportedStatementError('FETCH FIRST ... WITH TIES')
+    }
+    if (select.groupDistinct) throw new UnsupportedStatementError('GROUP BY DISTINCT')
+    if (select.whereClause) {
+      this.#where = true
+      for (const [scan, candidates] of findPushdownCandidates(select))
+        this.#pushdowns.set(scan, candidates)
+    }
+    if ((select.groupClause?.length ?? 0) > 0 || select.havingClause) this.#aggregation = true
+    if ((select.fromClause?.length ?? 0) > 1) this.#joins += (select.fromClause?.length ?? 1) - 1
+    let scope = outer
+    const withClause = select.withClause
+    if (withClause) {
+      const ctes = (withClause.ctes ?? []).map(
+        (c) => (c as { CommonTableExpr: Pg.CommonTableExpr }).CommonTableExpr,
+      )
+      const names = ctes.map((cte) => {
+        const name = cte.ctename ?? ''
+        const rename = PLAIN_IDENTIFIER.test(name)
+          ? undefined
+          : `palisade_cte_${this.#cteRenames.size + 1}`
+        if (rename) this.#cteRenames.set(cte, rename)
+        return [name, rename] as const
+      })
+      const all = new Map([...outer, ...names])
+      ctes.forEach((cte, i) => {
+        if (tagOf(cte.ctequery) !== 'SelectStmt') throw new ReadOnlyViolationError()
+        const cteScope = withClause.recursive ? all : new Map([...outer, ...names.slice(0, i)])
+        this.#visit(cte.ctequery, cteScope)
+      })
+      scope = all
+    }
+    for (const key in select) {
+      if (key === 'withClause') continue
+      const field = (select as NodeBody)[key]
+      if (field !== null && typeof field === 'object') this.#visit(field, scope)
+    }
+  }
+
+  #visitRangeVar(rv: Pg.RangeVar, scope: ReadonlyMap<string, string | undefined>): void {
+    const name = rv.relname ?? ''
+    if (!rv.schemaname && !rv.catalogname && scope.has(name)) {
+      this.#references.set(rv, { kind: 'cte', name, rename: scope.get(name) })
+      return
+    }
+    const written = [rv.catalogname, rv.schemaname, name].filter((p) => p !== undefined).join('.')
+    if (rv.catalogname !== undefined && rv.catalogname !== this.#session.datasource.name) {
+      throw new PalisadeError(
+        SqlState.FeatureNotSupported,
+        `cross-database references are not implemented: "${written}"`,
+      )
+    }
+    const session = this.#session
+    if (rv.schemaname === 'information_schema' && !session.schemas.has('information_schema')) {
+      if (!isVirtualInformationSchemaView(name)) throw new UndefinedTableError(written)
+      this.#references.set(rv, { kind: 'information_schema', view: name })
+      return
+    }
+    const entry =
+      rv.schemaname === 'pg_catalog' ? undefined : session.findTable(rv.schemaname, name)
+    if (!entry) throw new UndefinedTableError(rv.schemaname ? `${rv.schemaname}.${name}` : name)
+    this.#references.set(rv, {
+      kind: 'table',
+      entry,
+      written: rv.schemaname ? `${rv.schemaname}.${name}` : name,
+    })
+    const key = `${entry.exposed.visibleSchema}.${entry.exposed.name}`
+    this.#tables.set(key, {
+      datasource: session.datasource.name,
+      schema: entry.exposed.visibleSchema,
+      table: entry.exposed.name,
+    })
+  }
+
+  #checkFunction(call: Pg.FuncCall): void {
+    const names = stringsOf(call.funcname)
+    if (!isAllowedFunction(names)) throw new UndefinedFunctionError(functionSignature(call))
+    const name = names[names.length - 1] as string
+    if ((AGGREGATE_FUNCTIONS.has(name) && !call.over) || call.agg_star) this.#aggregation = true
+  }
+
+  #checkOperator(expr: Pg.A_Expr): void {
+    if (expr.kind !== 'AEXPR_OP' && expr.kind !== 'AEXPR_OP_ANY' && expr.kind !== 'AEXPR_OP_ALL')
+      return
+    const names = stringsOf(expr.name)
+    if (!isAllowedOperator(names)) {
+      throw new PalisadeError(
+        SqlState.UndefinedFunction,
+        `operator does not exist: ${names.join('.')}`,
+      )
+    }
+  }
+
+  #checkCast(cast: Pg.TypeCast): void {
+    const names = stringsOf(cast.typeName?.names)
+    const type = names[names.length - 1] ?? ''
+    if (!REG_TYPES.has(type) && !isAllowedType(names)) throw undefinedType(names)
+    if (REG_TYPES.has(type)) {
+      // Casts to object identifiers probe the upstream catalog by name or number.
+      throw new UnsupportedStatementError(`casts to ${type}`)
+    }
+    if ((type === 'bit' || type === 'varbit') && (cast.typeName?.typmods?.length ?? 0) === 0) {
+      throw new UnsupportedStatementError('bit-string typed literals without a length')
+    }
+  }
+}
+
+/** PostgreSQL's wording for a type that does not exist (42704). */
+function undefinedType(names: readonly string[]): PalisadeError {
+  return new PalisadeError(SqlState.UndefinedObject, `type "${names.join('.')}" does not exist`)
+}

@@ -1,0 +1,10 @@
+/** Facts about a query that `query`-context decision functions see (spec 2.4 `ctx.query`). */
+export interface QueryFacts {
+  tables: { datasource: string; schema: string; table: string }[]
+  columns: string[]
+  join_count: number
+  has_aggregation: boolean
+  has_subquery: boolean
+  has_where: boolean
+  statement_type: string
+}

@@ -1,0 +1,13 @@
+import type { VirtualInformationSchemaView } from '../catalog/information-schema.js'
+import type { TableEntry } from '../session/compiled-session.js'
+
+/** What a `RangeVar` in a query refers to, decided once by the analyzer. */
+export type TableReference =
+  | {
+      readonly kind: 'table'
+      readonly entry: TableEntry
+      /** The name as the user wrote it, for `relation "..." does not exist`. */
+      readonly written: string
+    }
+  | { readonly kind: 'cte'; readonly name: string; readonly rename: string | undefined }
+  | { readonly kind: 'information_schema'; readonly view: VirtualInformationSchemaView }

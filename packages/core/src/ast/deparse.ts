@@ -1,0 +1,51 @@
+import { Deparser } from 'pgsql-deparser'
+import { PalisadeError } from '../errors.js'
+import { SqlState } from '../sqlstate.js'
+import type { AstNode } from './node.js'
+
+/**
+ * The deparser, taught one extra node: a fragment that holds the deparsed text of a subtree
+ * Palisade built itself (a scan's select list or row filter), so that text is produced once
+ * per session instead of once per query. Fragments only ever hold output of this deparser for
+ * trees the rewriter constructed; client text never becomes a fragment.
+ */
+class FragmentDeparser extends Deparser {
+  PalisadeFragment(node: { sql: string }): string {
+    return node.sql
+  }
+}
+
+const OPTIONS = { pretty: false }
+
+/** Serializes one statement to compact SQL text; the deparser never mutates its input. */
+export function deparseStatement(stmt: AstNode): string {
+  try {
+    return new FragmentDeparser(stmt as never, OPTIONS).deparseQuery()
+  } catch (error) {
+    throw new PalisadeError(
+      SqlState.FeatureNotSupported,
+      'feature not supported: statement cannot be serialized',
+      {
+        cause: error,
+      },
+    )
+  }
+}
+
+/** Deparses a list of select targets once, as one fragment node that prints as `a, b, c`. */
+export function targetListFragment(targets: readonly AstNode[]): AstNode {
+  const deparser = new FragmentDeparser([] as never, OPTIONS)
+  const sql = targets.map((t) => deparser.deparse(t as never)).join(', ')
+  return { PalisadeFragment: { sql } } as unknown as AstNode
+}
+
+/** Deparses an expression once, parenthesized so it composes safely with AND. */
+export function expressionFragment(expression: AstNode): AstNode {
+  const sql = new FragmentDeparser([] as never, OPTIONS).deparse(expression as never)
+  return { PalisadeFragment: { sql: `(${sql})` } } as unknown as AstNode
+}
+
+/** Deparses a whole derived-table body once. */
+export function statementFragment(stmt: AstNode): AstNode {
+  return { PalisadeFragment: { sql: deparseStatement(stmt) } } as unknown as AstNode
+}

@@ -1,0 +1,78 @@
+import { LRUCache } from 'lru-cache'
+import { loadModule, parseSync } from 'pgsql-parser'
+import { SqlParseError } from '../errors.js'
+import type { AstNode } from './node.js'
+
+/** One parsed statement with its original text span. */
+export interface ParsedStatement {
+  readonly stmt: AstNode
+  /** The statement's own text, as the client sent it. */
+  readonly text: string
+}
+
+let loading: Promise<void> | undefined
+let loaded = false
+
+/** Loads the parser's WebAssembly module once; every sync parse needs it. */
+export function loadParser(): Promise<void> {
+  loading ??= loadModule().then(() => {
+    loaded = true
+  })
+  return loading
+}
+
+export function isParserLoaded(): boolean {
+  return loaded
+}
+
+const parseCache = new LRUCache<string, readonly ParsedStatement[]>({ max: 2000 })
+
+/** Inputs longer than this are parsed every time instead of filling the cache. */
+const MAX_CACHED_SQL_LENGTH = 16_384
+
+/**
+ * Parses SQL text into statements. Results are cached by text and must be treated as
+ * immutable: transformers copy on write. Empty input (only whitespace, comments or `;`)
+ * parses to no statements.
+ */
+export function parseSql(sql: string): readonly ParsedStatement[] {
+  const cached = parseCache.get(sql)
+  if (cached !== undefined) return cached
+  const parsed = parseUncached(sql)
+  if (sql.length <= MAX_CACHED_SQL_LENGTH) parseCache.set(sql, parsed)
+  return parsed
+}
+
+function parseUncached(sql: string): readonly ParsedStatement[] {
+  if (!loaded) throw new Error('the SQL parser is not loaded: await loadCore() first')
+  let result: { stmts?: { stmt: AstNode; stmt_location?: number; stmt_len?: number }[] }
+  try {
+    result = parseSync(sql) as typeof result
+  } catch (error) {
+    const parseError = toParseError(error)
+    // The parser refuses input that holds no statement; PostgreSQL answers it as empty.
+    if (parseError.message === 'Query cannot be empty') return Object.freeze([])
+    throw parseError
+  }
+  const bytes = Buffer.from(sql, 'utf8')
+  return Object.freeze(
+    (result.stmts ?? []).map((s) => {
+      const start = s.stmt_location ?? 0
+      const end = s.stmt_len ? start + s.stmt_len : bytes.length
+      // Locations are byte offsets into the UTF-8 text.
+      return Object.freeze({
+        stmt: s.stmt,
+        text: bytes.subarray(start, end).toString('utf8').trim(),
+      })
+    }),
+  )
+}
+
+function toParseError(error: unknown): SqlParseError {
+  const details = (error as { sqlDetails?: { message?: string; cursorPosition?: number } })
+    .sqlDetails
+  const message =
+    details?.message ?? (error instanceof Error ? error.message : 'syntax error in SQL statement')
+  const position = details?.cursorPosition === undefined ? undefined : details.cursorPosition + 1
+  return new SqlParseError(message, position)
+}

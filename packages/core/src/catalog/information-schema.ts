@@ -1,0 +1,143 @@
+import {
+  type AstNode,
+  columnRef,
+  nullConst,
+  rangeVar,
+  resTarget,
+  selectStmt,
+  stringConst,
+} from '../ast/node.js'
+import type { CompiledSession } from '../session/compiled-session.js'
+
+/**
+ * Column lists of the virtualized `information_schema` views (identical in PostgreSQL 15-18).
+ * Each view is replaced by a derived table over the real view that keeps only the session's
+ * visible schemas, tables and columns, shows schema aliases and the datasource name as catalog.
+ */
+const VIEWS = {
+  schemata: {
+    columns: `catalog_name schema_name schema_owner default_character_set_catalog
+      default_character_set_schema default_character_set_name sql_path`,
+    keys: ['schema_name'],
+  },
+  tables: {
+    columns: `table_catalog table_schema table_name table_type self_referencing_column_name
+      reference_generation user_defined_type_catalog user_defined_type_schema user_defined_type_name
+      is_insertable_into is_typed commit_action`,
+    keys: ['table_schema', 'table_name'],
+  },
+  views: {
+    columns: `table_catalog table_schema table_name view_definition check_option is_updatable
+      is_insertable_into is_trigger_updatable is_trigger_deletable is_trigger_insertable_into`,
+    keys: ['table_schema', 'table_name'],
+  },
+  columns: {
+    columns: `table_catalog table_schema table_name column_name ordinal_position column_default
+      is_nullable data_type character_maximum_length character_octet_length numeric_precision
+      numeric_precision_radix numeric_scale datetime_precision interval_type interval_precision
+      character_set_catalog character_set_schema character_set_name collation_catalog
+      collation_schema collation_name domain_catalog domain_schema domain_name udt_catalog
+      udt_schema udt_name scope_catalog scope_schema scope_name maximum_cardinality dtd_identifier
+      is_self_referencing is_identity identity_generation identity_start identity_increment
+      identity_maximum identity_minimum identity_cycle is_generated generation_expression
+      is_updatable`,
+    keys: ['table_schema', 'table_name', 'column_name'],
+  },
+} as const
+
+export type VirtualInformationSchemaView = keyof typeof VIEWS
+
+export function isVirtualInformationSchemaView(name: string): name is VirtualInformationSchemaView {
+  return Object.hasOwn(VIEWS, name)
+}
+
+/** Columns that would reveal the upstream database or role, or another object's SQL text. */
+const HIDDEN_COLUMNS = new Set(['schema_owner', 'view_definition'])
+
+/** The derived-table body that replaces a scan of `information_schema.<view>` for this session. */
+export function informationSchemaSubquery(
+  session: CompiledSession,
+  view: VirtualInformationSchemaView,
+): AstNode {
+  const spec = VIEWS[view]
+  const columns = spec.columns.split(/\s+/).filter((c) => c.length > 0)
+  const aliases = new Map<string, string>()
+  for (const schema of session.schemas.values()) {
+    if (schema.visible !== schema.upstream) aliases.set(schema.upstream, schema.visible)
+  }
+  const targets = columns.map((column) => {
+    if (HIDDEN_COLUMNS.has(column)) return resTarget(nullConst(), column)
+    if (column.endsWith('_catalog') || column === 'catalog_name') {
+      // The catalog label is the datasource name (spec 1.1 rule 12), never the upstream database.
+      return resTarget(
+        {
+          CaseExpr: {
+            args: [
+              caseWhen(
+                { NullTest: { arg: columnRef(column), nulltesttype: 'IS_NOT_NULL' } },
+                stringConst(session.datasource.name),
+              ),
+            ],
+          },
+        },
+        column,
+      )
+    }
+    if ((column === 'table_schema' || column === 'schema_name') && aliases.size > 0) {
+      return resTarget(
+        {
+          CaseExpr: {
+            arg: columnRef(column),
+            args: [...aliases].map(([upstream, visible]) =>
+              caseWhen(stringConst(upstream), stringConst(visible)),
+            ),
+            defresult: columnRef(column),
+          },
+        },
+        column,
+      )
+    }
+    return resTarget(columnRef(column))
+  })
+  return selectStmt({
+    targets,
+    from: [rangeVar('information_schema', view)],
+    where: visibleRowsPredicate(session, spec.keys),
+  })
+}
+
+function caseWhen(expr: AstNode, result: AstNode): AstNode {
+  return { CaseWhen: { expr, result } }
+}
+
+/** `(keys) IN (VALUES ...)` over the visible objects, or `false` when nothing is visible. */
+function visibleRowsPredicate(session: CompiledSession, keys: readonly string[]): AstNode {
+  const rows: string[][] = []
+  const schemas = new Set<string>()
+  for (const plan of session.visibleTables()) {
+    schemas.add(plan.table.schema)
+    if (keys.length === 2) rows.push([plan.table.schema, plan.table.name])
+    if (keys.length === 3)
+      for (const column of plan.columns) rows.push([plan.table.schema, plan.table.name, column])
+  }
+  if (keys.length === 1) for (const schema of schemas) rows.push([schema])
+  if (rows.length === 0) return { A_Const: { boolval: { boolval: false } } }
+  const lexpr: AstNode =
+    keys.length === 1
+      ? columnRef(keys[0] as string)
+      : { RowExpr: { args: keys.map((k) => columnRef(k)), row_format: 'COERCE_IMPLICIT_CAST' } }
+  const values = rows.map(
+    (row): AstNode =>
+      row.length === 1
+        ? stringConst(row[0] as string)
+        : { RowExpr: { args: row.map(stringConst), row_format: 'COERCE_IMPLICIT_CAST' } },
+  )
+  return {
+    A_Expr: {
+      kind: 'AEXPR_IN',
+      name: [{ String: { sval: '=' } }],
+      lexpr,
+      rexpr: { List: { items: values } },
+    },
+  }
+}

@@ -1,0 +1,36 @@
+import type { DecisionBinding } from '../policy/policy.types.js'
+import type { DecisionContext, DecisionLogEntry, DecisionOutcome } from './decision.types.js'
+import { evaluateDecision } from './evaluate-decision.js'
+
+/**
+ * Decides whether a policy fires, by the outcome rules of spec 3: a disabled function or a
+ * missing module fires without evaluating; `{fire: true}` fires and `{fire: false}` skips; any
+ * failure fires under `on_error: deny` and skips under `skip`. Every failure is reported to
+ * `onLog` at `error` level, with the function's name and id. Console lines go to `onLog` as
+ * `info` when `log_level` is `info`, and as `error` beside a failure when it is `error`.
+ */
+export function resolveDecision(
+  binding: DecisionBinding,
+  ctx: DecisionContext,
+  onLog?: (entry: DecisionLogEntry) => void,
+): DecisionOutcome {
+  if (!binding.isEnabled || binding.artifact === null) return { fire: true }
+  // A session-context function never sees query facts (spec 2.4).
+  const scoped = binding.evaluateContext === 'session' && ctx.query ? { session: ctx.session } : ctx
+  const evaluation = evaluateDecision(binding.artifact, scoped, binding.config, {
+    logLevel: binding.logLevel,
+  })
+  const report = (level: DecisionLogEntry['level'], message: string) =>
+    onLog?.({ level, functionId: binding.functionId, functionName: binding.name, message })
+
+  if (evaluation.error === null && evaluation.fire !== null) {
+    for (const line of evaluation.logs) report('info', line)
+    return { fire: evaluation.fire, evaluation }
+  }
+  const error = evaluation.error ?? 'evaluation produced no decision'
+  const fire = binding.onError === 'deny'
+  const effect = fire ? 'policy fires (on_error deny)' : 'policy skipped (on_error skip)'
+  report('error', `decision function failed, ${effect}: ${error}`)
+  for (const line of evaluation.logs) report(binding.logLevel === 'info' ? 'info' : 'error', line)
+  return { fire, error, evaluation }
+}

@@ -1,0 +1,36 @@
+/**
+ * @module @palisade/core — policy-enforcing SQL rewrite for PostgreSQL.
+ *
+ * ```ts
+ * import { compileSession, rewrite } from '@palisade/core'
+ * const session = await compileSession(input)
+ * const { statements } = rewrite('SELECT * FROM orders', session)
+ * ```
+ */
+
+export type { QueryFacts } from './analyze/query-facts.js'
+export { StatementKind } from './analyze/statement-classifier.js'
+export type * from './catalog.types.js'
+export * from './decision/index.js'
+export * from './errors.js'
+export { loadCore } from './load-core.js'
+export { FUNCTION_ALLOWLIST, OPERATOR_ALLOWLIST } from './policy/function-allowlist.js'
+export * from './policy/policy.types.js'
+export { matchesPattern } from './policy/target-pattern.js'
+export { validateExpression, validatePolicy } from './policy/validate-policy.js'
+export { type RewriteOptions, rewrite } from './rewrite.js'
+export type * from './rewrite.types.js'
+export {
+  type CompileOptions,
+  compileSession,
+  type DecisionLogSink,
+} from './session/compile-session.js'
+export type { CompiledSession } from './session/compiled-session.js'
+export type * from './session-context.types.js'
+export * from './sqlstate.js'
+export {
+  REDACTED_UPSTREAM_MESSAGE,
+  type ScrubbedError,
+  scrubUpstreamError,
+  type UpstreamErrorFields,
+} from './upstream-error.js'

@@ -1,0 +1,57 @@
+/** The five policy types (spec 1 item 4). */
+export const PolicyType = {
+  RowFilter: 'row_filter',
+  ColumnMask: 'column_mask',
+  ColumnAllow: 'column_allow',
+  ColumnDeny: 'column_deny',
+  TableDeny: 'table_deny',
+} as const
+export type PolicyType = (typeof PolicyType)[keyof typeof PolicyType]
+
+/** One target entry; entries of a policy are ORed (admin-api 9.1). Patterns follow spec 1.1 rule 10. */
+export interface PolicyTarget {
+  schemas: readonly string[]
+  tables: readonly string[]
+  columns?: readonly string[] | null
+}
+
+/** How a policy's decision function is attached, as the session compiler needs it. */
+export interface DecisionBinding {
+  functionId: string
+  name: string
+  /** Bumped on every save; with `functionId` it keys the artifact cache. */
+  version?: number
+  /** Stored artifact from `compileDecisionFunction`; null means "fires" (spec 2.3). */
+  artifact: string | null
+  config: unknown
+  evaluateContext: 'session' | 'query'
+  onError: 'deny' | 'skip'
+  logLevel: 'off' | 'error' | 'info'
+  isEnabled: boolean
+}
+
+/**
+ * A policy as it reaches one session: already deduplicated by id with the lowest
+ * priority kept (spec 1.1 rule 4) and enabled (disabled policies are not passed in).
+ */
+export interface EffectivePolicy {
+  id: string
+  name: string
+  version: number
+  type: PolicyType
+  targets: readonly PolicyTarget[]
+  filterExpression?: string | null
+  maskExpression?: string | null
+  /** Lower wins among masks on one column (spec 1.1 rule 3). */
+  priority: number
+  decision?: DecisionBinding | null
+}
+
+/** What the audit records for each policy considered by a statement (spec 2.1). */
+export interface AppliedPolicy {
+  policy_id: string
+  version: number
+  name: string
+  /** Present when a decision function gated the policy. */
+  decision?: { fire: boolean; error?: string; cached?: boolean }
+}

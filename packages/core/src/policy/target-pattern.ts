@@ -1,0 +1,44 @@
+import type { PolicyTarget } from './policy.types.js'
+
+/**
+ * Spec 1.1 rule 10: a bare `*` matches everything, a pattern ending in `*` is a prefix match,
+ * any other pattern is an exact, case-sensitive match. The one matcher used for visibility
+ * and for enforcement.
+ */
+export function matchesPattern(pattern: string, value: string): boolean {
+  if (pattern === '*') return true
+  if (pattern.endsWith('*')) return value.startsWith(pattern.slice(0, -1))
+  return pattern === value
+}
+
+export function matchesAny(patterns: readonly string[] | null | undefined, value: string): boolean {
+  if (!patterns) return false
+  for (const pattern of patterns) if (matchesPattern(pattern, value)) return true
+  return false
+}
+
+/** Whether a target entry names the table (upstream schema name, table name). */
+export function targetMatchesTable(target: PolicyTarget, schema: string, table: string): boolean {
+  return matchesAny(target.schemas, schema) && matchesAny(target.tables, table)
+}
+
+/** Whether any target entry of a policy names the table. */
+export function targetsMatchTable(
+  targets: readonly PolicyTarget[],
+  schema: string,
+  table: string,
+): boolean {
+  return targets.some((t) => targetMatchesTable(t, schema, table))
+}
+
+/** Whether any target entry names this column of the table. */
+export function targetsMatchColumn(
+  targets: readonly PolicyTarget[],
+  schema: string,
+  table: string,
+  column: string,
+): boolean {
+  return targets.some(
+    (t) => targetMatchesTable(t, schema, table) && matchesAny(t.columns ?? undefined, column),
+  )
+}

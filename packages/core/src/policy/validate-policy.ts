@@ -1,0 +1,167 @@
+import { isPalisadeError } from '../errors.js'
+import type { PolicyTarget, PolicyType } from './policy.types.js'
+import { parsePolicyExpression } from './policy-expression.js'
+
+/** One failing field, in the admin API's `details` shape. */
+export interface ValidationDetail {
+  field: string
+  code: string
+  message: string
+}
+
+export type PolicyValidation =
+  | { ok: true }
+  | { ok: false; error: 'validation_failed' | 'invalid_expression'; details: ValidationDetail[] }
+
+export interface PolicyDefinitionInput {
+  policyType: PolicyType
+  targets: readonly PolicyTarget[]
+  filterExpression?: string | null | undefined
+  maskExpression?: string | null | undefined
+}
+
+const NEEDS_COLUMNS: ReadonlySet<PolicyType> = new Set([
+  'column_mask',
+  'column_allow',
+  'column_deny',
+])
+
+/**
+ * Validates a policy definition as admin-api 9.2 says, in its order: shape by type first
+ * (422 `validation_failed`), then the expressions with the query-time parser
+ * (422 `invalid_expression`). Requires `loadCore()`.
+ */
+export function validatePolicy(input: PolicyDefinitionInput): PolicyValidation {
+  const details = checkShape(input)
+  if (details.length > 0) return { ok: false, error: 'validation_failed', details }
+  const expressionDetails: ValidationDetail[] = []
+  for (const [field, text] of [
+    ['filter_expression', input.filterExpression],
+    ['mask_expression', input.maskExpression],
+  ] as const) {
+    if (text === null || text === undefined) continue
+    const result = validateExpression(text)
+    if (!result.valid) expressionDetails.push({ field, code: 'parse_error', message: result.error })
+  }
+  if (expressionDetails.length > 0)
+    return { ok: false, error: 'invalid_expression', details: expressionDetails }
+  return { ok: true }
+}
+
+function checkShape(input: PolicyDefinitionInput): ValidationDetail[] {
+  const details: ValidationDetail[] = []
+  const type = input.policyType
+  const targets = input.targets
+  if (targets.length < 1 || targets.length > 50) {
+    details.push({
+      field: 'targets',
+      code: targets.length < 1 ? 'too_short' : 'too_long',
+      message: 'targets must have 1 to 50 entries',
+    })
+  }
+  targets.forEach((target, i) => {
+    checkPatterns(details, `targets[${i}].schemas`, target.schemas)
+    checkPatterns(details, `targets[${i}].tables`, target.tables)
+    const columns = target.columns
+    if (NEEDS_COLUMNS.has(type)) {
+      if (!columns || columns.length === 0) {
+        details.push({
+          field: `targets[${i}].columns`,
+          code: 'required',
+          message: `${type} needs a non-empty columns array`,
+        })
+      } else checkPatterns(details, `targets[${i}].columns`, columns)
+    } else if (columns !== null && columns !== undefined) {
+      details.push({
+        field: `targets[${i}].columns`,
+        code: 'not_allowed',
+        message: `${type} does not take columns`,
+      })
+    }
+  })
+  const hasFilter = input.filterExpression !== null && input.filterExpression !== undefined
+  const hasMask = input.maskExpression !== null && input.maskExpression !== undefined
+  if (type === 'row_filter' && !hasFilter) {
+    details.push({
+      field: 'filter_expression',
+      code: 'required',
+      message: 'row_filter needs a filter_expression',
+    })
+  }
+  if (type !== 'row_filter' && hasFilter) {
+    details.push({
+      field: 'filter_expression',
+      code: 'not_allowed',
+      message: `${type} does not take a filter_expression`,
+    })
+  }
+  if (type === 'column_mask' && !hasMask) {
+    details.push({
+      field: 'mask_expression',
+      code: 'required',
+      message: 'column_mask needs a mask_expression',
+    })
+  }
+  if (type !== 'column_mask' && hasMask) {
+    details.push({
+      field: 'mask_expression',
+      code: 'not_allowed',
+      message: `${type} does not take a mask_expression`,
+    })
+  }
+  return details
+}
+
+function checkPatterns(
+  details: ValidationDetail[],
+  field: string,
+  patterns: readonly string[] | undefined,
+): void {
+  if (!patterns || patterns.length < 1 || patterns.length > 100) {
+    details.push({
+      field,
+      code: !patterns || patterns.length < 1 ? 'required' : 'too_long',
+      message: 'must have 1 to 100 patterns',
+    })
+    return
+  }
+  patterns.forEach((pattern, i) => {
+    if (typeof pattern !== 'string' || pattern.length < 1 || pattern.length > 128) {
+      details.push({
+        field: `${field}[${i}]`,
+        code: 'too_long',
+        message: 'a pattern has 1 to 128 characters',
+      })
+    } else if (hasControlCharacter(pattern)) {
+      details.push({
+        field: `${field}[${i}]`,
+        code: 'pattern',
+        message: 'a pattern may not contain control characters',
+      })
+    }
+  })
+}
+
+/**
+ * Parses one filter or mask expression as at query time (spec 1.3) and lists the `{user.*}`
+ * keys it uses. Requires `loadCore()`.
+ */
+export function validateExpression(
+  expression: string,
+  _options: { isMask?: boolean } = {},
+): { valid: true; variables: string[] } | { valid: false; error: string } {
+  try {
+    return { valid: true, variables: [...parsePolicyExpression(expression).variables] }
+  } catch (error) {
+    if (isPalisadeError(error)) return { valid: false, error: error.message }
+    throw error
+  }
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x20 || code === 0x7f) return true
+  }
+  return false
+}

@@ -1,0 +1,184 @@
+import { QueryAnalyzer } from './analyze/query-analyzer.js'
+import type { QueryFacts } from './analyze/query-facts.js'
+import { checkSelectedColumns } from './analyze/selected-columns-check.js'
+import {
+  type ClassifiedStatement,
+  classifyStatement,
+  StatementKind,
+} from './analyze/statement-classifier.js'
+import { deparseStatement } from './ast/deparse.js'
+import type { AstNode, Pg } from './ast/node.js'
+import { parseSql } from './ast/parse.js'
+import { buildDecisionContext, resolveDecision } from './decision/index.js'
+import { UndefinedTableError } from './errors.js'
+import type { AppliedPolicy } from './policy/policy.types.js'
+import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
+import type { DecisionLogSink } from './session/compile-session.js'
+import type { CompiledSession, TableEntry } from './session/compiled-session.js'
+import type { PolicyOutcome } from './session/policy-runtime.js'
+import type { ScanPlan } from './session/scan-plan.js'
+import { wrapScans } from './transform/scan-wrapping-transformer.js'
+import { rewriteShow } from './transform/show-statement.js'
+import { forceReadOnly } from './transform/transaction-statement.js'
+
+export interface RewriteOptions {
+  /** Clock for query-context decision functions. */
+  now?: () => Date
+  onDecisionLog?: DecisionLogSink
+}
+
+/**
+ * Rewrites client SQL for one compiled session: parse → classify → analyze (resolve tables,
+ * allowlist) → decide query-context policies → wrap every scan → deparse. Every statement is
+ * checked before any result is returned: if one is rejected the whole input is rejected.
+ * Throws `PalisadeError` (with SQLSTATE and audit status).
+ *
+ * ```ts
+ * await loadCore()
+ * const session = await compileSession(input)
+ * const [stmt] = rewrite('SELECT email FROM orders', session).statements
+ * // stmt.sql: SELECT email FROM (SELECT ... FROM public.orders WHERE ... OFFSET 0) AS orders
+ * ```
+ */
+export function rewrite(
+  sql: string,
+  session: CompiledSession,
+  options: RewriteOptions = {},
+): RewriteResult {
+  const cacheable = !session.hasQueryDecisions
+  if (cacheable) {
+    const hit = session.rewriteCache.get(sql) as RewriteResult | undefined
+    if (hit) return hit
+  }
+  const parsed = parseSql(sql)
+  const statements = parsed.map((p) => rewriteStatement(p.stmt, p.text, session, options))
+  const result: RewriteResult = Object.freeze({ statements: Object.freeze(statements) })
+  if (cacheable && sql.length <= 16_384) session.rewriteCache.set(sql, result)
+  return result
+}
+
+function rewriteStatement(
+  stmt: AstNode,
+  originalSql: string,
+  session: CompiledSession,
+  options: RewriteOptions,
+): RewrittenStatement {
+  const classified = classifyStatement(stmt)
+  const base = { kind: classified.kind, statementType: classified.statementType, originalSql }
+  switch (classified.kind) {
+    case StatementKind.Show:
+      return { ...base, ...rewriteShow(stmt, session), policiesApplied: [], facts: undefined }
+    case StatementKind.Transaction:
+      return {
+        ...base,
+        sql: deparseStatement(forceReadOnly(stmt)),
+        policiesApplied: [],
+        facts: undefined,
+      }
+    case StatementKind.Set:
+      return {
+        ...base,
+        sql: deparseStatement(stmt),
+        policiesApplied: [],
+        facts: undefined,
+        setting: settingOf(stmt),
+      }
+    case StatementKind.Select:
+    case StatementKind.Explain:
+    case StatementKind.DeclareCursor:
+      return { ...base, ...rewriteQuery(stmt, classified, session, options) }
+    default:
+      return { ...base, sql: deparseStatement(stmt), policiesApplied: [], facts: undefined }
+  }
+}
+
+function rewriteQuery(
+  stmt: AstNode,
+  classified: ClassifiedStatement,
+  session: CompiledSession,
+  options: RewriteOptions,
+): { sql: string; policiesApplied: AppliedPolicy[]; facts: QueryFacts } {
+  const query = classified.query as AstNode
+  const analysis = new QueryAnalyzer(session).analyze(query, classified.statementType)
+  const outcomes = decideQueryPolicies(
+    analysis.references.values(),
+    analysis.facts,
+    session,
+    options,
+  )
+  const plans = new Map<TableEntry, ScanPlan>()
+  const applied = new Map<string, AppliedPolicy>()
+  for (const reference of analysis.references.values()) {
+    if (reference.kind !== 'table' || plans.has(reference.entry)) continue
+    const plan = session.planFor(reference.entry, outcomes)
+    // Hidden and missing tables take the same path and produce the same error.
+    if (!plan) throw new UndefinedTableError(reference.written)
+    if (plan.error) throw plan.error
+    plans.set(reference.entry, plan)
+    for (const entry of plan.applied)
+      if (!applied.has(entry.policy_id)) applied.set(entry.policy_id, entry)
+  }
+  checkSelectedColumns(query, analysis, plans)
+  const rewritten = wrapScans(query, session, analysis, plans)
+  return {
+    sql: deparseStatement(replaceQuery(stmt, classified, rewritten)),
+    policiesApplied: [...applied.values()],
+    facts: analysis.facts,
+  }
+}
+
+/** Evaluates each query-context decision function of the referenced tables once. */
+function decideQueryPolicies(
+  references: Iterable<{ kind: string; entry?: TableEntry }>,
+  facts: QueryFacts,
+  session: CompiledSession,
+  options: RewriteOptions,
+): ReadonlyMap<string, PolicyOutcome> {
+  const outcomes = new Map<string, PolicyOutcome>()
+  if (!session.hasQueryDecisions) return outcomes
+  let ctx: ReturnType<typeof buildDecisionContext> | undefined
+  for (const reference of references) {
+    if (!reference.entry?.dynamic) continue
+    for (const list of Object.values(reference.entry.policies)) {
+      for (const runtime of list as typeof reference.entry.policies.rowFilters) {
+        const binding = runtime.policy.decision
+        if (runtime.state !== 'query' || !binding || outcomes.has(runtime.policy.id)) continue
+        ctx ??= buildDecisionContext({
+          user: session.user,
+          datasource: session.datasource,
+          attributeDefinitions: session.attributeDefinitions,
+          now: (options.now ?? (() => new Date()))(),
+          query: facts,
+        })
+        const result = resolveDecision(binding, ctx, options.onDecisionLog)
+        const decision =
+          result.error === undefined
+            ? { fire: result.fire }
+            : { fire: result.fire, error: result.error }
+        outcomes.set(runtime.policy.id, { fire: result.fire, decision })
+      }
+    }
+  }
+  return outcomes
+}
+
+function replaceQuery(stmt: AstNode, classified: ClassifiedStatement, rewritten: AstNode): AstNode {
+  if (classified.kind === StatementKind.Select) return rewritten
+  if (classified.kind === StatementKind.Explain) {
+    const explain = (stmt as { ExplainStmt: Pg.ExplainStmt }).ExplainStmt
+    return { ExplainStmt: { ...explain, query: rewritten } }
+  }
+  const declare = (stmt as { DeclareCursorStmt: Pg.DeclareCursorStmt }).DeclareCursorStmt
+  return { DeclareCursorStmt: { ...declare, query: rewritten } }
+}
+
+function settingOf(stmt: AstNode): { name: string; value: string | null } {
+  const set = (stmt as { VariableSetStmt: Pg.VariableSetStmt }).VariableSetStmt
+  const name = (set.name ?? '').toLowerCase()
+  if (set.kind !== 'VAR_SET_VALUE') return { name, value: null }
+  const arg = set.args?.[0] as { A_Const?: Pg.A_Const } | undefined
+  const c = arg?.A_Const
+  const value =
+    c?.sval?.sval ?? (c?.ival !== undefined ? String(c.ival.ival ?? 0) : (c?.fval?.fval ?? null))
+  return { name, value }
+}

@@ -1,0 +1,25 @@
+import type { QueryFacts } from './analyze/query-facts.js'
+import type { StatementKind } from './analyze/statement-classifier.js'
+import type { AppliedPolicy } from './policy/policy.types.js'
+
+/** One statement of the client's input, ready for the upstream. */
+export interface RewrittenStatement {
+  readonly kind: StatementKind
+  /** `SELECT`, `EXPLAIN`, `SHOW`, `BEGIN`, ...: `ctx.query.statement_type` and the audit. */
+  readonly statementType: string
+  /** The statement as the client wrote it. */
+  readonly originalSql: string
+  /** The policy-enforced SQL to run upstream (two-part names, filters, masks, fences). */
+  readonly sql: string
+  /** Policies that applied, with decision results (audit `policies_applied`). */
+  readonly policiesApplied: readonly AppliedPolicy[]
+  /** Facts for query-context decision functions; absent for statements that read nothing. */
+  readonly facts: QueryFacts | undefined
+  /** For `SET`: the parameter and new value (null for RESET), so the proxy can track them. */
+  readonly setting?: { readonly name: string; readonly value: string | null }
+}
+
+/** The result of `rewrite()`: one entry per statement; empty for empty input. */
+export interface RewriteResult {
+  readonly statements: readonly RewrittenStatement[]
+}

@@ -1,0 +1,41 @@
+import type { Catalog, ColumnAnchor, TableRelationship } from './catalog.types.js'
+import type { EffectivePolicy } from './policy/policy.types.js'
+
+export type AttributeValueType = 'string' | 'integer' | 'boolean' | 'list'
+
+/** A `user` attribute definition (spec 2.8). */
+export interface AttributeDefinition {
+  key: string
+  valueType: AttributeValueType
+  defaultValue: unknown
+}
+
+export type AccessMode = 'open' | 'policy_required'
+
+export interface SessionUser {
+  id: string
+  username: string
+  /** Active role names, direct and inherited (spec 5.2). */
+  roles: readonly string[]
+  /** The user's own attribute values by key. */
+  attributes: Readonly<Record<string, unknown>>
+}
+
+export interface SessionDatasource {
+  id?: string
+  name: string
+  accessMode: AccessMode
+}
+
+/** Everything a session is compiled from; the store builds it, tests write it by hand. */
+export interface SessionInput {
+  user: SessionUser
+  datasource: SessionDatasource
+  catalog: Catalog
+  attributeDefinitions: readonly AttributeDefinition[]
+  policies: readonly EffectivePolicy[]
+  relationships?: readonly TableRelationship[]
+  anchors?: readonly ColumnAnchor[]
+  /** Changes whenever the session is rebuilt; part of the rewrite cache key. */
+  epoch?: number
+}

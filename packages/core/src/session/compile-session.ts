@@ -1,0 +1,131 @@
+import type { CatalogTable, ColumnAnchor, TableRelationship } from '../catalog.types.js'
+import { buildDecisionContext, resolveDecision } from '../decision/index.js'
+import { loadCore } from '../load-core.js'
+import type { BindEnvironment } from '../policy/bind-expression.js'
+import type { EffectivePolicy } from '../policy/policy.types.js'
+import type { SessionInput } from '../session-context.types.js'
+import { CompiledSession, type SchemaEntry, type TableEntry } from './compiled-session.js'
+import { hasQueryDecisions, PolicyRuntime, policiesForTable } from './policy-runtime.js'
+import { buildScanPlan } from './scan-plan.js'
+
+/** Where decision-function errors and captured `console.log` lines go (the server logs them). */
+export type DecisionLogSink = (entry: {
+  level: 'error' | 'info'
+  functionId: string
+  functionName: string
+  message: string
+}) => void
+
+export interface CompileOptions {
+  /** Clock for decision contexts; defaults to the system clock. */
+  now?: () => Date
+  onDecisionLog?: DecisionLogSink
+}
+
+/**
+ * Compiles a session (once per connection and after every invalidation): evaluates
+ * session-context decision functions, computes the visible catalog and binds every policy
+ * expression, so that per-query work is parse, walk, splice and deparse.
+ *
+ * ```ts
+ * const session = await compileSession(input)
+ * const { statements } = rewrite('SELECT * FROM orders', session)
+ * ```
+ */
+export async function compileSession(
+  input: SessionInput,
+  options: CompileOptions = {},
+): Promise<CompiledSession> {
+  await loadCore()
+  return compileSessionSync(input, options)
+}
+
+/** @internal The synchronous body of `compileSession`; requires `loadCore()` first. */
+export function compileSessionSync(
+  input: SessionInput,
+  options: CompileOptions = {},
+): CompiledSession {
+  const now = options.now ?? (() => new Date())
+  const runtimes = input.policies.map((policy) =>
+    preparePolicy(policy, input, now, options.onDecisionLog),
+  )
+  const env = bindEnvironment(input)
+  const schemas = new Map<string, SchemaEntry>()
+  for (const schema of input.catalog.schemas) {
+    const visible = schema.alias ? schema.alias : schema.name
+    const tables = new Map<string, TableEntry>()
+    for (const table of schema.tables) {
+      const exposed = { schema: schema.name, visibleSchema: visible, table, name: table.name }
+      const policies = policiesForTable(runtimes, schema.name, table.name)
+      const plan = buildScanPlan(
+        exposed,
+        policies,
+        (runtime) => runtime.sessionOutcome() ?? { fire: false },
+        input.datasource.accessMode,
+        env,
+      )
+      tables.set(table.name, { exposed, policies, dynamic: hasQueryDecisions(policies), plan })
+    }
+    schemas.set(visible, { upstream: schema.name, visible, tables })
+  }
+  return new CompiledSession({
+    user: input.user,
+    datasource: input.datasource,
+    attributeDefinitions: input.attributeDefinitions,
+    epoch: input.epoch ?? 0,
+    defaultSchema: defaultSchemaOf(input),
+    schemas,
+    bindEnvironment: env,
+  })
+}
+
+/** The exposed schema whose upstream name is `public`, else the first visible name (admin-api 7). */
+function defaultSchemaOf(input: SessionInput): string | undefined {
+  const pub = input.catalog.schemas.find((s) => s.name === 'public')
+  if (pub) return pub.alias ? pub.alias : pub.name
+  const names = input.catalog.schemas.map((s) => (s.alias ? s.alias : s.name)).sort()
+  return names[0]
+}
+
+function preparePolicy(
+  policy: EffectivePolicy,
+  input: SessionInput,
+  now: () => Date,
+  onLog: DecisionLogSink | undefined,
+): PolicyRuntime {
+  const binding = policy.decision
+  // Disabled function or missing artifact: the policy fires (spec 3).
+  if (!binding?.isEnabled || binding.artifact === null) return new PolicyRuntime(policy, 'fires')
+  if (binding.evaluateContext === 'query') return new PolicyRuntime(policy, 'query')
+  const ctx = buildDecisionContext({
+    user: input.user,
+    datasource: input.datasource,
+    attributeDefinitions: input.attributeDefinitions,
+    now: now(),
+  })
+  const result = resolveDecision(binding, ctx, onLog)
+  const decision =
+    result.error === undefined ? { fire: result.fire } : { fire: result.fire, error: result.error }
+  return new PolicyRuntime(policy, result.fire ? 'fires' : 'skipped', { ...decision, cached: true })
+}
+
+function bindEnvironment(input: SessionInput): BindEnvironment {
+  const tables = new Map<string, CatalogTable>()
+  for (const schema of input.catalog.schemas) {
+    for (const table of schema.tables) tables.set(`${schema.name}\u0000${table.name}`, table)
+  }
+  const anchors = new Map<string, ColumnAnchor>()
+  for (const anchor of input.anchors ?? []) {
+    anchors.set(`${anchor.schema}\u0000${anchor.table}\u0000${anchor.resolvedColumn}`, anchor)
+  }
+  const relationships = new Map<string, TableRelationship>()
+  for (const relationship of input.relationships ?? [])
+    relationships.set(relationship.id, relationship)
+  return {
+    user: input.user,
+    definitions: new Map(input.attributeDefinitions.map((d) => [d.key, d])),
+    findTable: (schema, table) => tables.get(`${schema}\u0000${table}`),
+    findAnchor: (schema, table, column) => anchors.get(`${schema}\u0000${table}\u0000${column}`),
+    findRelationship: (id) => relationships.get(id),
+  }
+}

@@ -1,0 +1,102 @@
+import { LRUCache } from 'lru-cache'
+import type { BindEnvironment } from '../policy/bind-expression.js'
+import type { DecisionBinding } from '../policy/policy.types.js'
+import type {
+  AttributeDefinition,
+  SessionDatasource,
+  SessionUser,
+} from '../session-context.types.js'
+import type { PolicyOutcome, PolicyRuntime, TablePolicies } from './policy-runtime.js'
+import { buildScanPlan, type ExposedTable, type ScanPlan } from './scan-plan.js'
+
+/** One exposed table of the session's datasource with the policies that target it. */
+export interface TableEntry {
+  readonly exposed: ExposedTable
+  readonly policies: TablePolicies
+  /** Whether some policy of the table waits for a query-time decision function. */
+  readonly dynamic: boolean
+  /** The plan with every query-time decision skipped: what catalogs show (spec 3). */
+  readonly plan: ScanPlan | null
+}
+
+/** One exposed schema under the name users see. */
+export interface SchemaEntry {
+  readonly upstream: string
+  readonly visible: string
+  readonly tables: ReadonlyMap<string, TableEntry>
+}
+
+/** The query-time decision hook: evaluates a query-context decision function. */
+export type QueryDecider = (binding: DecisionBinding, runtime: PolicyRuntime) => PolicyOutcome
+
+/**
+ * A session compiled for rewriting: the visible catalog, every table's scan plan and the
+ * caches. Built by `compileSession`; immutable apart from its caches. A rebuild after an
+ * invalidation makes a new object, so cached rewrites of the old one are never reused.
+ */
+export class CompiledSession {
+  readonly user: SessionUser
+  readonly datasource: SessionDatasource
+  readonly attributeDefinitions: readonly AttributeDefinition[]
+  readonly epoch: number
+  /** Visible name of the default schema (spec 1.1 rule 11), or undefined when none is exposed. */
+  readonly defaultSchema: string | undefined
+  readonly schemas: ReadonlyMap<string, SchemaEntry>
+  /** Whether any policy needs a query-time decision (such rewrites are not cached). */
+  readonly hasQueryDecisions: boolean
+  readonly bindEnvironment: BindEnvironment
+  /** @internal (epoch-scoped) SQL text → rewrite result. */
+  readonly rewriteCache = new LRUCache<string, object>({ max: 512 })
+
+  constructor(init: {
+    user: SessionUser
+    datasource: SessionDatasource
+    attributeDefinitions: readonly AttributeDefinition[]
+    epoch: number
+    defaultSchema: string | undefined
+    schemas: ReadonlyMap<string, SchemaEntry>
+    bindEnvironment: BindEnvironment
+  }) {
+    this.user = init.user
+    this.datasource = init.datasource
+    this.attributeDefinitions = init.attributeDefinitions
+    this.epoch = init.epoch
+    this.defaultSchema = init.defaultSchema
+    this.schemas = init.schemas
+    this.bindEnvironment = init.bindEnvironment
+    this.hasQueryDecisions = [...init.schemas.values()].some((s) =>
+      [...s.tables.values()].some((t) => t.dynamic),
+    )
+  }
+
+  /**
+   * Finds an exposed table by the names a user wrote (visible schema, or the default schema).
+   * Hidden tables are found too: the caller decides with the plan, on one code path for
+   * hidden and missing tables.
+   */
+  findTable(schema: string | undefined, table: string): TableEntry | undefined {
+    const schemaName = schema ?? this.defaultSchema
+    if (schemaName === undefined) return undefined
+    return this.schemas.get(schemaName)?.tables.get(table)
+  }
+
+  /** The plan that enforces a query: settled decisions plus this query's decisions. */
+  planFor(entry: TableEntry, queryOutcomes: ReadonlyMap<string, PolicyOutcome>): ScanPlan | null {
+    if (!entry.dynamic) return entry.plan
+    return buildScanPlan(
+      entry.exposed,
+      entry.policies,
+      (runtime) =>
+        runtime.sessionOutcome() ?? queryOutcomes.get(runtime.policy.id) ?? { fire: false },
+      this.datasource.accessMode,
+      this.bindEnvironment,
+    )
+  }
+
+  /** Tables and columns visible in catalogs, in schema and table order. */
+  *visibleTables(): Iterable<ScanPlan> {
+    for (const schema of this.schemas.values()) {
+      for (const entry of schema.tables.values()) if (entry.plan) yield entry.plan
+    }
+  }
+}

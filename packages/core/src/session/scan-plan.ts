@@ -1,0 +1,172 @@
+import { expressionFragment, statementFragment, targetListFragment } from '../ast/deparse.js'
+import { type AstNode, and, columnRef, rangeVar, resTarget, selectStmt } from '../ast/node.js'
+import type { CatalogTable } from '../catalog.types.js'
+import { AccessRulesError, isPalisadeError, type PalisadeError } from '../errors.js'
+import {
+  type BindEnvironment,
+  type BindTarget,
+  bindFilter,
+  bindMask,
+} from '../policy/bind-expression.js'
+import type { AppliedPolicy } from '../policy/policy.types.js'
+import { matchesAny } from '../policy/target-pattern.js'
+import type { AccessMode } from '../session-context.types.js'
+import type { PolicyOutcome, PolicyRuntime, TablePolicies } from './policy-runtime.js'
+
+/** An exposed upstream table with the schema name users see. */
+export interface ExposedTable {
+  /** Upstream schema name; policies match it. */
+  readonly schema: string
+  /** The schema's alias, or its upstream name. */
+  readonly visibleSchema: string
+  readonly table: CatalogTable
+  readonly name: string
+}
+
+/** Pre-deparsed parts of a scan plan, spliced by the deparser as text it produced itself. */
+export interface ScanFragments {
+  readonly body: AstNode
+  readonly targets: AstNode
+  readonly where: AstNode | undefined
+}
+
+/** How one table is read by this session: the derived table that replaces every scan of it. */
+export interface ScanPlan {
+  readonly table: ExposedTable
+  /** Visible columns in table order. */
+  readonly columns: readonly string[]
+  /** Columns of the table that this session may not see. */
+  readonly denied: ReadonlySet<string>
+  /** Visible columns whose values are masked. */
+  readonly masked: ReadonlySet<string>
+  /** `SELECT <visible, masked> FROM schema.table WHERE <filters> [OFFSET 0]`. */
+  readonly subquery: AstNode | undefined
+  /** The same, deparsed once per session: the whole body, its select list and its filter. */
+  readonly fragments: ScanFragments | undefined
+  /** Set when the rules for this table cannot be applied; raised when a query reads it. */
+  readonly error: PalisadeError | undefined
+  /** Whether a row filter applies (and so the scan is fenced). */
+  readonly filtered: boolean
+  readonly applied: readonly AppliedPolicy[]
+}
+
+/**
+ * Builds the scan plan of one table from the policies that fire for it, or null when the
+ * table is hidden (table_deny, or no column_allow in policy_required mode).
+ * Deny wins over permit (rule 2), deny wins over mask (rule 5), the lowest-priority mask wins
+ * (rule 3), row filters are ANDed on raw values (rules 1, 6).
+ */
+export function buildScanPlan(
+  table: ExposedTable,
+  policies: TablePolicies,
+  fires: (runtime: PolicyRuntime) => PolicyOutcome,
+  accessMode: AccessMode,
+  env: BindEnvironment,
+): ScanPlan | null {
+  const applied: AppliedPolicy[] = []
+  const note = (runtime: PolicyRuntime): boolean => {
+    const outcome = fires(runtime)
+    if (outcome.fire || outcome.decision) applied.push(runtime.applied(outcome))
+    return outcome.fire
+  }
+  const schema = table.schema
+  const tableName = table.name
+  if (policies.tableDenies.filter((p) => note(p)).length > 0) return null
+  const allows = policies.allows.filter((p) => note(p))
+  if (accessMode === 'policy_required' && allows.length === 0) return null
+  const denies = policies.columnDenies.filter((p) => note(p))
+  const allColumns = table.table.columns.map((c) => c.name)
+  const columns = allColumns.filter(
+    (column) =>
+      (allows.length === 0 || allows.some((p) => columnMatches(p, schema, tableName, column))) &&
+      !denies.some((p) => columnMatches(p, schema, tableName, column)),
+  )
+  const visible = new Set(columns)
+  const denied = new Set(allColumns.filter((c) => !visible.has(c)))
+  const masks = policies.masks.filter((p) => note(p))
+  const filters = policies.rowFilters.filter((p) => note(p))
+  const target: BindTarget = {
+    qualifier: tableName,
+    schema,
+    table: tableName,
+    columns: new Set(allColumns),
+  }
+  const masked = new Set<string>()
+  try {
+    const targets = columns.map((column) => {
+      const mask = lowestPriorityMask(masks, schema, tableName, column)
+      if (!mask) return resTarget(columnRef(tableName, column))
+      masked.add(column)
+      if (!mask.mask)
+        throw new AccessRulesError(`mask expression on ${schema}.${tableName} is invalid`)
+      return resTarget(bindMask(mask.mask, target, env), column)
+    })
+    const where = and(...filters.map((p) => bindFilter(p.requireFilter(), target, env)))
+    const subquery = selectStmt({
+      targets,
+      from: [rangeVar(schema, tableName)],
+      where,
+      fence: where !== undefined,
+    })
+    const fragments: ScanFragments = {
+      body: statementFragment(subquery),
+      targets: targetListFragment(targets),
+      where: where === undefined ? undefined : expressionFragment(where),
+    }
+    const filtered = where !== undefined
+    return {
+      table,
+      columns,
+      denied,
+      masked,
+      subquery,
+      fragments,
+      error: undefined,
+      filtered,
+      applied,
+    }
+  } catch (error) {
+    if (!isPalisadeError(error)) throw error
+    const fragments = undefined
+    return {
+      table,
+      columns,
+      denied,
+      masked,
+      subquery: undefined,
+      fragments,
+      error,
+      filtered: true,
+      applied,
+    }
+  }
+}
+
+function columnMatches(p: PolicyRuntime, schema: string, table: string, column: string): boolean {
+  return p.policy.targets.some(
+    (t) =>
+      matchesAny(t.schemas, schema) &&
+      matchesAny(t.tables, table) &&
+      matchesAny(t.columns ?? undefined, column),
+  )
+}
+
+function lowestPriorityMask(
+  masks: readonly PolicyRuntime[],
+  schema: string,
+  table: string,
+  column: string,
+): PolicyRuntime | undefined {
+  let best: PolicyRuntime | undefined
+  for (const mask of masks) {
+    if (!columnMatches(mask, schema, table, column)) continue
+    if (
+      !best ||
+      mask.policy.priority < best.policy.priority ||
+      (mask.policy.priority === best.policy.priority && mask.policy.id < best.policy.id)
+    ) {
+      best = mask
+    }
+  }
+  return best
+}

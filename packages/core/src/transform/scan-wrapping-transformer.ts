@@ -1,0 +1,202 @@
+import type { PushdownCandidate } from '../analyze/leakproof-conjuncts.js'
+import type { QueryAnalysis } from '../analyze/query-analyzer.js'
+import { mapFields, mapTree } from '../ast/map-tree.js'
+import {
+  type AstNode,
+  and,
+  columnRef,
+  type NodeBody,
+  type Pg,
+  rangeSubselect,
+  stringConst,
+  stringsOf,
+  tagOf,
+  typeCast,
+} from '../ast/node.js'
+import { informationSchemaSubquery } from '../catalog/information-schema.js'
+import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
+import type { ScanPlan } from '../session/scan-plan.js'
+
+/**
+ * Replaces every table scan with its policy-enforcing derived table (keeping the user's alias,
+ * or the table name), catalog views with their per-user filtered form, renames CTEs the
+ * deparser cannot quote, and substitutes the Palisade identity for `current_user` and friends.
+ * Copy on write: the cached parse tree is never modified.
+ */
+export function wrapScans(
+  query: AstNode,
+  session: CompiledSession,
+  analysis: QueryAnalysis,
+  plans: ReadonlyMap<TableEntry, ScanPlan>,
+): AstNode {
+  const mapper = (_node: AstNode, tag: string, body: NodeBody): AstNode | undefined => {
+    switch (tag) {
+      case 'RangeVar':
+        return replaceRangeVar(body as Pg.RangeVar, undefined)
+      case 'RangeTableSample': {
+        const sample = body as Pg.RangeTableSample
+        const relation = (sample.relation as { RangeVar?: Pg.RangeVar } | undefined)?.RangeVar
+        return relation ? replaceRangeVar(relation, sample) : undefined
+      }
+      case 'CommonTableExpr': {
+        const rename = analysis.cteRenames.get(body)
+        if (rename === undefined) return undefined
+        return { CommonTableExpr: { ...mapFields(body, mapper), ctename: rename } } as AstNode
+      }
+      case 'ResTarget':
+        return nameIdentityTarget(body as Pg.ResTarget)
+      case 'SQLValueFunction':
+        return identityValue((body as Pg.SQLValueFunction).op)
+      case 'FuncCall':
+        return identityCall(body as Pg.FuncCall)
+      case 'ColumnRef':
+        return shortenQualifiedColumn(body as Pg.ColumnRef)
+      default:
+        return undefined
+    }
+  }
+
+  const replaceRangeVar = (
+    rv: Pg.RangeVar,
+    sample: Pg.RangeTableSample | undefined,
+  ): AstNode | undefined => {
+    const reference = analysis.references.get(rv)
+    if (!reference) return undefined
+    const alias = rv.alias ?? { aliasname: rv.relname ?? '' }
+    switch (reference.kind) {
+      case 'cte':
+        if (reference.rename === undefined) return undefined
+        return { RangeVar: { ...rv, relname: reference.rename, alias } }
+      case 'information_schema':
+        return rangeSubselect(informationSchemaSubquery(session, reference.view), alias)
+      case 'table': {
+        const plan = plans.get(reference.entry)
+        if (!plan?.subquery) throw new Error('scan plan missing for a resolved table')
+        const pushed = leakproofConjuncts(plan, analysis.pushdowns.get(rv))
+        return rangeSubselect(innerScan(plan.subquery, rv, sample, pushed), alias)
+      }
+    }
+  }
+
+  const nameIdentityTarget = (target: Pg.ResTarget): AstNode | undefined => {
+    if (target.name !== undefined) return undefined
+    const label = identityLabel(target.val as AstNode | undefined)
+    if (label === undefined) return undefined
+    return { ResTarget: { ...target, name: label, val: mapTree(target.val, mapper) } } as AstNode
+  }
+
+  const identityValue = (op: Pg.SQLValueFunction['op']): AstNode | undefined => {
+    switch (op) {
+      case 'SVFOP_CURRENT_USER':
+      case 'SVFOP_SESSION_USER':
+      case 'SVFOP_USER':
+      case 'SVFOP_CURRENT_ROLE':
+        return typeCast(stringConst(session.user.username), 'name')
+      case 'SVFOP_CURRENT_CATALOG':
+        return typeCast(stringConst(session.datasource.name), 'name')
+      case 'SVFOP_CURRENT_SCHEMA':
+        return typeCast(stringConst(session.defaultSchema ?? 'public'), 'name')
+      default:
+        return undefined
+    }
+  }
+
+  const identityCall = (call: Pg.FuncCall): AstNode | undefined => {
+    const names = stringsOf(call.funcname)
+    const name = names[names.length - 1]
+    if ((call.args?.length ?? 0) > 0) return undefined
+    if (name === 'current_database') return typeCast(stringConst(session.datasource.name), 'name')
+    if (name === 'current_schema')
+      return typeCast(stringConst(session.defaultSchema ?? 'public'), 'name')
+    if (name === 'current_user' || name === 'session_user') {
+      return typeCast(stringConst(session.user.username), 'name')
+    }
+    return undefined
+  }
+
+  /** `schema.table.column` → `table.column`: the derived table is named by the table alone. */
+  const shortenQualifiedColumn = (ref: Pg.ColumnRef): AstNode | undefined => {
+    const fields = ref.fields ?? []
+    if (fields.length < 3) return undefined
+    const names = stringsOf(fields)
+    const leading = fields.length === 4 ? names.slice(0, 2) : names.slice(0, 1)
+    const isSchema =
+      leading.length === 1
+        ? session.schemas.has(leading[0] as string)
+        : leading[0] === session.datasource.name && session.schemas.has(leading[1] as string)
+    if (!isSchema) return undefined
+    return { ColumnRef: { ...ref, fields: fields.slice(leading.length) } } as AstNode
+  }
+
+  return mapTree(query, mapper)
+}
+
+/**
+ * The plan's subquery with the user's `ONLY` and `TABLESAMPLE` moved onto the inner scan and
+ * the leakproof user conjuncts added inside the fence.
+ */
+function innerScan(
+  subquery: AstNode,
+  rv: Pg.RangeVar,
+  sample: Pg.RangeTableSample | undefined,
+  pushed: readonly AstNode[],
+): AstNode {
+  if (rv.inh !== false && !sample && pushed.length === 0) return subquery
+  const select = (subquery as { SelectStmt: Pg.SelectStmt }).SelectStmt
+  const from = select.fromClause?.[0] as { RangeVar: Pg.RangeVar }
+  let scan: AstNode = { RangeVar: { ...from.RangeVar, inh: rv.inh !== false } }
+  if (sample) scan = { RangeTableSample: { ...sample, relation: scan } }
+  const where = and(select.whereClause as AstNode | undefined, ...pushed)
+  return { SelectStmt: { ...select, fromClause: [scan], ...(where ? { whereClause: where } : {}) } }
+}
+
+/**
+ * Copies of the user's leakproof conjuncts on this scan, re-qualified to the inner table.
+ * Only for fenced scans (unfenced ones PostgreSQL pushes down itself) and only on visible,
+ * unmasked columns, so they read exactly what the user could read above the fence.
+ */
+function leakproofConjuncts(
+  plan: ScanPlan,
+  candidates: readonly PushdownCandidate[] | undefined,
+): AstNode[] {
+  if (!plan.filtered || !candidates) return []
+  const inner = plan.table.name
+  return candidates
+    .filter((c) => plan.columns.includes(c.column) && !plan.masked.has(c.column))
+    .map((c) =>
+      mapTree(c.node, (_node, tag, body) =>
+        tag === 'ColumnRef'
+          ? columnRef(inner, stringsOf((body as Pg.ColumnRef).fields).slice(-1)[0] as string)
+          : undefined,
+      ),
+    )
+}
+
+/** Output column name PostgreSQL gives an identity function, to keep it after substitution. */
+function identityLabel(val: AstNode | undefined): string | undefined {
+  const tag = tagOf(val)
+  if (tag === 'SQLValueFunction') {
+    const op = (val as { SQLValueFunction: Pg.SQLValueFunction }).SQLValueFunction.op
+    const labels: Partial<Record<NonNullable<typeof op>, string>> = {
+      SVFOP_CURRENT_USER: 'current_user',
+      SVFOP_SESSION_USER: 'session_user',
+      SVFOP_USER: 'current_user',
+      SVFOP_CURRENT_ROLE: 'current_role',
+      SVFOP_CURRENT_CATALOG: 'current_catalog',
+      SVFOP_CURRENT_SCHEMA: 'current_schema',
+    }
+    return op === undefined ? undefined : labels[op]
+  }
+  if (tag === 'FuncCall') {
+    const call = (val as { FuncCall: Pg.FuncCall }).FuncCall
+    const names = stringsOf(call.funcname)
+    const name = names[names.length - 1]
+    if (
+      (call.args?.length ?? 0) === 0 &&
+      ['current_database', 'current_schema', 'current_user', 'session_user'].includes(name ?? '')
+    ) {
+      return name
+    }
+  }
+  return undefined
+}

@@ -1,0 +1,14 @@
+import { type AstNode, bodyOf, numberConst, type Pg } from '../ast/node.js'
+
+/** `BEGIN` / `START TRANSACTION` always run READ ONLY upstream (admin-api 17.2). */
+export function forceReadOnly(stmt: AstNode): AstNode {
+  const tx = bodyOf<Pg.TransactionStmt>(stmt, 'TransactionStmt')
+  if (!tx || (tx.kind !== 'TRANS_STMT_BEGIN' && tx.kind !== 'TRANS_STMT_START')) return stmt
+  const options = (tx.options ?? []).filter(
+    (o) => bodyOf<Pg.DefElem>(o, 'DefElem')?.defname !== 'transaction_read_only',
+  )
+  const readOnly = {
+    DefElem: { defname: 'transaction_read_only', arg: numberConst(1), defaction: 'DEFELEM_UNSPEC' },
+  }
+  return { TransactionStmt: { ...tx, options: [...options, readOnly] } } as AstNode
+}

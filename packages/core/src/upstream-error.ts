@@ -1,0 +1,77 @@
+import type { CompiledSession } from './session/compiled-session.js'
+
+/** The fields of a PostgreSQL ErrorResponse, as pg, pg-protocol and PGlite name them. */
+export interface UpstreamErrorFields {
+  severity?: string | undefined
+  code?: string | undefined
+  message: string
+  detail?: string | undefined
+  hint?: string | undefined
+  position?: string | undefined
+  internalPosition?: string | undefined
+  internalQuery?: string | undefined
+  where?: string | undefined
+  schema?: string | undefined
+  table?: string | undefined
+  column?: string | undefined
+  dataType?: string | undefined
+  constraint?: string | undefined
+}
+
+/** What may be relayed to the client. */
+export interface ScrubbedError {
+  severity: string
+  code: string
+  message: string
+  detail?: string
+  hint?: string
+}
+
+/** The generic text that replaces an upstream message that would reveal something hidden. */
+export const REDACTED_UPSTREAM_MESSAGE = 'query could not be executed'
+
+/**
+ * Prepares an upstream error for the client. Position, internal query and context describe the
+ * rewritten text, and the object fields name upstream objects: all are dropped. A message,
+ * detail or hint that names a hidden table, a denied column or a policy expression the user did
+ * not write is redacted, so errors never reveal what a policy hides (spec 7 principle 1).
+ */
+export function scrubUpstreamError(
+  fields: UpstreamErrorFields,
+  context: { session?: CompiledSession | undefined; originalSql?: string | undefined } = {},
+): ScrubbedError {
+  const secrets = context.session ? sensitiveTerms(context.session, context.originalSql ?? '') : []
+  const reveals = (text: string | undefined) =>
+    text !== undefined && secrets.some((term) => text.includes(term))
+  const out: ScrubbedError = {
+    severity: fields.severity ?? 'ERROR',
+    code: fields.code ?? 'XX000',
+    message: reveals(fields.message) ? REDACTED_UPSTREAM_MESSAGE : fields.message,
+  }
+  if (fields.detail !== undefined && !reveals(fields.detail)) out.detail = fields.detail
+  if (fields.hint !== undefined && !reveals(fields.hint)) out.hint = fields.hint
+  return out
+}
+
+/** Names and expressions this session must not learn, minus what the user wrote themselves. */
+function sensitiveTerms(session: CompiledSession, originalSql: string): string[] {
+  const terms = new Set<string>()
+  for (const schema of session.schemas.values()) {
+    if (schema.visible !== schema.upstream) terms.add(`${schema.upstream}.`)
+    for (const entry of schema.tables.values()) {
+      if (!entry.plan) terms.add(`"${entry.exposed.name}"`)
+      else for (const column of entry.plan.denied) terms.add(`"${column}"`)
+      for (const list of Object.values(entry.policies)) {
+        for (const runtime of list as { filter?: { text: string }; mask?: { text: string } }[]) {
+          if (runtime.filter) terms.add(runtime.filter.text)
+          if (runtime.mask) terms.add(runtime.mask.text)
+        }
+      }
+    }
+  }
+  const lowerSql = originalSql.toLowerCase()
+  return [...terms].filter((term) => {
+    const bare = term.replace(/^"|"$/g, '').replace(/\.$/, '')
+    return bare.length > 0 && !lowerSql.includes(bare.toLowerCase())
+  })
+}

@@ -1,0 +1,83 @@
+import { expect, it } from 'vitest'
+import { describeOnDatabases } from '../fixtures/databases.js'
+import { makeSession, policy, run, runError } from '../fixtures/session.js'
+
+const hideSecrets = policy('table_deny', { target: { schemas: ['public'], tables: ['secrets'] } })
+
+describeOnDatabases(
+  'functions that execute SQL, read files or change settings do not exist',
+  (db) => {
+    it.each([
+      ["query_to_xml('select * from public.secrets', true, true, '')", 'query_to_xml'],
+      ["query_to_xml_and_xmlschema('select 1', true, true, '')", 'query_to_xml_and_xmlschema'],
+      ["ts_stat('select 1')", 'ts_stat'],
+      ["pg_read_file('/etc/passwd')", 'pg_read_file'],
+      ["pg_read_binary_file('/etc/passwd')", 'pg_read_binary_file'],
+      ["pg_ls_dir('.')", 'pg_ls_dir'],
+      ["set_config('search_path', 'hr', false)", 'set_config'],
+      ["current_setting('data_directory')", 'current_setting'],
+      ["dblink('dbname=x', 'select 1')", 'dblink'],
+      ["lo_import('/etc/passwd')", 'lo_import'],
+      ['inet_server_addr()', 'inet_server_addr'],
+      ["to_regclass('public.secrets')", 'to_regclass'],
+      ['pg_sleep(10)', 'pg_sleep'],
+      ["pg_catalog.pg_read_file('/etc/passwd')", 'pg_catalog.pg_read_file'],
+      ['public.lower(name)', 'public.lower'],
+      ['txid_current()', 'txid_current'],
+      ['pg_backend_pid()', 'pg_backend_pid'],
+      ["has_table_privilege('public.secrets', 'select')", 'has_table_privilege'],
+      ['pg_stat_get_live_tuples(1)', 'pg_stat_get_live_tuples'],
+    ])('refuses %s with 42883', async (call, name) => {
+      const session = await makeSession(db().catalog, { policies: [hideSecrets] })
+      const error = await runError(db(), session, `SELECT ${call} FROM customers`)
+      expect(error.code).toBe('42883')
+      expect(error.message).toMatch(
+        new RegExp(`^function ${name.replace('.', '\\.')}\\(.*\\) does not exist$`),
+      )
+    })
+
+    it('refuses functions in FROM and inside subqueries the same way', async () => {
+      const session = await makeSession(db().catalog)
+      expect((await runError(db(), session, "SELECT * FROM pg_ls_dir('.')")).code).toBe('42883')
+      expect((await runError(db(), session, "SELECT (SELECT pg_read_file('x'))")).code).toBe(
+        '42883',
+      )
+      expect(
+        (
+          await runError(
+            db(),
+            session,
+            "SELECT 1 WHERE EXISTS (SELECT set_config('a.b', 'c', false))",
+          )
+        ).code,
+      ).toBe('42883')
+    })
+
+    it('refuses casts to object identifier types, hidden or not', async () => {
+      const session = await makeSession(db().catalog, { policies: [hideSecrets] })
+      for (const sql of [
+        "SELECT 'public.secrets'::regclass",
+        "SELECT 'public.orders'::regclass",
+        'SELECT 1::regclass',
+        "SELECT 'secrets'::regtype",
+      ]) {
+        expect((await runError(db(), session, sql)).code, sql).toBe('0A000')
+      }
+    })
+
+    it('refuses custom operators defined in the upstream', async () => {
+      const session = await makeSession(db().catalog)
+      expect((await runError(db(), session, 'SELECT 1 OPERATOR(public.===) 1')).code).toBe('42883')
+    })
+
+    it('keeps ordinary built-in functions working', async () => {
+      const session = await makeSession(db().catalog)
+      const rows = await run(
+        db(),
+        session,
+        "SELECT upper(name) AS u, coalesce(ssn, '-') AS s, length(email)::int AS l FROM customers WHERE id = 4",
+      )
+      expect(rows).toEqual([{ u: 'DAN', s: '-', l: 15 }])
+    })
+  },
+)

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs'
+
+/** Settings of the data plane listener. */
+export interface DataPlaneConfig {
+  /** Bind address (default `127.0.0.1`). */
+  host: string
+  /** Port (default 5434; 0 picks a free one). */
+  port: number
+  /** PEM certificate and key; when set, SSLRequest is answered `S` and TLS follows. */
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined
+  /** Reject plaintext startups with FATAL 28000 (needs `tls`). */
+  requireTls: boolean
+  /** How long a client waits for a free upstream session (default 30 s), then FATAL 53300. */
+  acquireTimeoutMs: number
+}
+
+/** The defaults of admin-api 17.1. */
+export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
+  host: '127.0.0.1',
+  port: 5434,
+  requireTls: false,
+  acquireTimeoutMs: 30_000,
+}
+
+/**
+ * Reads the data plane settings from the environment: `PALISADE_PG_HOST`, `PALISADE_PG_PORT`,
+ * `PALISADE_TLS_CERT` and `PALISADE_TLS_KEY` (file paths), `PALISADE_TLS_REQUIRED` (`true`).
+ */
+export function dataPlaneConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DataPlaneConfig {
+  const certPath = env['PALISADE_TLS_CERT']
+  const keyPath = env['PALISADE_TLS_KEY']
+  const port = Number(env['PALISADE_PG_PORT'] ?? DEFAULT_DATA_PLANE_CONFIG.port)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error('PALISADE_PG_PORT must be a port number')
+  }
+  return {
+    ...DEFAULT_DATA_PLANE_CONFIG,
+    host: env['PALISADE_PG_HOST'] ?? DEFAULT_DATA_PLANE_CONFIG.host,
+    port,
+    tls:
+      certPath && keyPath
+        ? { cert: readFileSync(certPath), key: readFileSync(keyPath) }
+        : undefined,
+    requireTls: env['PALISADE_TLS_REQUIRED'] === 'true',
+  }
+}

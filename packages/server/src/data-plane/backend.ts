@@ -1,0 +1,58 @@
+import type { SessionInput } from '@palisade/core'
+import type { UpstreamConfig } from '../upstream/upstream.types.js'
+
+/** The stored parts of a SCRAM-SHA-256 verifier, base64 encoded. */
+export interface ScramCredentials {
+  salt: string
+  iterations: number
+  storedKey: string
+  serverKey: string
+  /** False for an unknown or inactive user: a deterministic fake that no password matches. */
+  exists: boolean
+}
+
+/** Which live sessions a committed change affects (admin-api 1.7). */
+export type SessionChange =
+  | { type: 'user'; userIds: readonly string[] }
+  | { type: 'ds'; datasourceId: string }
+  | { type: 'ds_users'; datasourceId: string; userIds: readonly string[] }
+  | { type: 'everyone' }
+
+/** One query-audit row (spec 2.1). */
+export interface AuditRow {
+  user_id: string
+  username: string
+  data_source_id: string
+  datasource_name: string
+  original_query: string
+  rewritten_query: string | null
+  policies_applied: readonly unknown[]
+  execution_time_ms: number | null
+  client_info: string | null
+  status: 'success' | 'error' | 'denied'
+  error_message: string | null
+}
+
+/**
+ * Everything the data plane needs from the resource store, behind one small interface so the
+ * protocol code is testable and the store API can move without touching it.
+ */
+export interface DataPlaneBackend {
+  /** The SCRAM verifier of a user; a deterministic fake for unknown or inactive users. */
+  scramCredentials(username: string): Promise<ScramCredentials>
+  /**
+   * The session input of a user on a datasource by name; null when the datasource is unknown or
+   * inactive, the user cannot log in, or no access scope matches (all answered alike).
+   */
+  buildSession(username: string, datasourceName: string): Promise<SessionInput | null>
+  /** The same by ids, for rebuilding a live session; null when the context must be removed. */
+  rebuildSession(userId: string, datasourceId: string): Promise<SessionInput | null>
+  /** How to reach the datasource's upstream. */
+  upstreamConfig(datasourceId: string): Promise<UpstreamConfig>
+  /** Queues one query-audit row; never blocks the query. */
+  audit(row: AuditRow): void
+  /** Subscribes to committed changes; returns the unsubscribe function. */
+  onChange(listener: (change: SessionChange) => void): () => void
+  /** Records a successful data-plane login (best effort). */
+  recordLogin?(userId: string): void
+}

@@ -1,0 +1,102 @@
+import type { Store } from '@palisade/store'
+import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from '../config.js'
+import { CancelRegistry } from '../pgwire/cancel-registry.js'
+import { type Listener, startListener } from '../pgwire/listener.js'
+import {
+  defaultUpstreamFactory,
+  type UpstreamFactory,
+  UpstreamRegistry,
+} from '../upstream/upstream-registry.js'
+import type { DataPlaneBackend } from './backend.js'
+import { SessionRegistry } from './live-session.js'
+import { createStoreBackend } from './store-backend.js'
+
+/** Options of `createDataPlane`: a store (or a backend) plus listener settings. */
+export interface DataPlaneOptions extends Partial<DataPlaneConfig> {
+  /** The resource store; wrapped with `createStoreBackend`. */
+  store?: Store
+  /** A backend other than the store (tests); wins over `store`. */
+  backend?: DataPlaneBackend
+  /** Makes each datasource's upstream provider (default: PostgreSQL pool or embedded PGlite). */
+  upstreamFactory?: UpstreamFactory
+  /** Operator log for internal errors (default: console.error). */
+  log?: (message: string, error?: unknown) => void
+}
+
+/** A running data plane. */
+export interface DataPlane {
+  /** The bound port. */
+  readonly port: number
+  readonly host: string
+  /** Connected client sessions. */
+  readonly connections: number
+  /** Stops listening, closes client connections and upstream sessions. */
+  close(): Promise<void>
+}
+
+/**
+ * Starts the data plane: a pgwire listener that authenticates users against the store, binds each
+ * client to an upstream session and enforces policies on every statement.
+ *
+ * ```ts
+ * const store = await createStore({ dataDir: './data' })
+ * const plane = await createDataPlane({ store, port: 5434 })
+ * // psql "postgresql://alice:secret@127.0.0.1:5434/shop"
+ * await plane.close()
+ * ```
+ */
+export async function createDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
+  const backend = options.backend ?? (options.store ? createStoreBackend(options.store) : undefined)
+  if (!backend) throw new Error('createDataPlane needs a store or a backend')
+  const config = { ...DEFAULT_DATA_PLANE_CONFIG, ...definedOnly(options) }
+  if (config.requireTls && !config.tls)
+    throw new Error('requireTls needs a TLS certificate and key')
+  const log = options.log ?? ((message, error) => console.error(message, error))
+  const sessions = new SessionRegistry(backend)
+  const upstreams = new UpstreamRegistry(
+    (id) => backend.upstreamConfig(id),
+    options.upstreamFactory ?? defaultUpstreamFactory,
+  )
+  let listener: Listener
+  try {
+    listener = await startListener({
+      host: config.host,
+      port: config.port,
+      tls: config.tls,
+      services: {
+        backend,
+        sessions,
+        upstreams,
+        cancels: new CancelRegistry(),
+        acquireTimeoutMs: config.acquireTimeoutMs,
+        requireTls: config.requireTls,
+        log,
+      },
+    })
+  } catch (error) {
+    sessions.close()
+    throw error
+  }
+  return {
+    port: listener.port,
+    host: config.host,
+    get connections() {
+      return sessions.size
+    },
+    async close() {
+      sessions.close()
+      await listener.close()
+      await upstreams.close()
+    },
+  }
+}
+
+function definedOnly(options: Partial<DataPlaneConfig>): Partial<DataPlaneConfig> {
+  const out: Partial<DataPlaneConfig> = {}
+  if (options.host !== undefined) out.host = options.host
+  if (options.port !== undefined) out.port = options.port
+  if (options.tls !== undefined) out.tls = options.tls
+  if (options.requireTls !== undefined) out.requireTls = options.requireTls
+  if (options.acquireTimeoutMs !== undefined) out.acquireTimeoutMs = options.acquireTimeoutMs
+  return out
+}

@@ -1,0 +1,81 @@
+import { isStoreError, type Store } from '@palisade/store'
+import type { UpstreamConfig } from '../upstream/upstream.types.js'
+import type { AuditRow, DataPlaneBackend, ScramCredentials, SessionChange } from './backend.js'
+
+/** Reads a config value as a string (or undefined). */
+function str(config: Record<string, unknown>, key: string): string | undefined {
+  const v = config[key]
+  return typeof v === 'string' ? v : undefined
+}
+
+/** The data-plane backend over `@palisade/store`. */
+export function createStoreBackend(store: Store): DataPlaneBackend {
+  return {
+    async scramCredentials(username): Promise<ScramCredentials> {
+      const info = await store.getUserForAuth(username)
+      return {
+        salt: info.salt,
+        iterations: info.iterations,
+        storedKey: info.storedKey,
+        serverKey: info.serverKey,
+        exists: info.exists,
+      }
+    },
+    async buildSession(username, datasourceName) {
+      try {
+        return await store.buildSessionInput(username, datasourceName)
+      } catch (error) {
+        if (isDenied(error)) return null
+        throw error
+      }
+    },
+    async rebuildSession(userId, datasourceId) {
+      try {
+        return await store.sessions.rebuildSessionInput(userId, datasourceId)
+      } catch (error) {
+        if (isDenied(error)) return null
+        throw error
+      }
+    },
+    async upstreamConfig(datasourceId): Promise<UpstreamConfig> {
+      const ds = await store.datasources.getConnection(datasourceId)
+      const c = ds.config
+      if (ds.ds_type === 'pglite') {
+        return {
+          kind: 'pglite',
+          datasourceName: ds.name,
+          dataDir: str(c, 'data_dir') ?? null,
+          initSql: str(c, 'init_sql') ?? null,
+          statementTimeoutMs: ds.statement_timeout_ms,
+        }
+      }
+      return {
+        kind: 'postgres',
+        datasourceName: ds.name,
+        host: str(c, 'host') ?? '127.0.0.1',
+        port: typeof c['port'] === 'number' ? c['port'] : 5432,
+        database: str(c, 'database') ?? ds.name,
+        user: str(c, 'username') ?? 'postgres',
+        password: str(c, 'password') ?? null,
+        sslmode: str(c, 'sslmode'),
+        sslrootcert: str(c, 'sslrootcert') ?? null,
+        statementTimeoutMs: ds.statement_timeout_ms,
+        poolSize: ds.pool_size,
+      }
+    },
+    audit(row: AuditRow) {
+      store.audit.queries.write({ ...row, policies_applied: row.policies_applied })
+    },
+    onChange(listener: (change: SessionChange) => void) {
+      return store.changes.subscribe((notice) => listener(notice))
+    },
+    recordLogin(userId) {
+      store.users.recordLogin(userId).catch(() => {})
+    },
+  }
+}
+
+/** Session denials (unknown/inactive user or datasource, no access) and vanished rows. */
+function isDenied(error: unknown): boolean {
+  return isStoreError(error) && error.code === 'not_found'
+}

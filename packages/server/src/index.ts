@@ -1,0 +1,32 @@
+/**
+ * @module
+ * `@palisade/server`: the data plane, a read-only, policy-enforcing PostgreSQL wire-protocol
+ * proxy in front of PostgreSQL or an embedded PGlite.
+ *
+ * ```ts
+ * import { createDataPlane } from '@palisade/server'
+ * const plane = await createDataPlane({ store, port: 5434 })
+ * ```
+ */
+export {
+  type DataPlaneConfig,
+  DEFAULT_DATA_PLANE_CONFIG,
+  dataPlaneConfigFromEnv,
+} from './config.js'
+export type {
+  AuditRow,
+  DataPlaneBackend,
+  ScramCredentials,
+  SessionChange,
+} from './data-plane/backend.js'
+export {
+  createDataPlane,
+  type DataPlane,
+  type DataPlaneOptions,
+} from './data-plane/create-data-plane.js'
+export { createStoreBackend } from './data-plane/store-backend.js'
+export { WireError, WireSqlState } from './pgwire/wire-error.js'
+export { createPgliteUpstream, type PgliteUpstreamOptions } from './upstream/pglite-upstream.js'
+export { PostgresPool } from './upstream/postgres-pool.js'
+export type * from './upstream/upstream.types.js'
+export { defaultUpstreamFactory, type UpstreamFactory } from './upstream/upstream-registry.js'

@@ -1,0 +1,19 @@
+import type { LiveSession } from '../data-plane/live-session.js'
+import type { QueryAudit } from '../data-plane/query-audit.js'
+import type { UpstreamRelay } from './upstream-relay.js'
+
+/** What the statement handlers of one authenticated connection share. */
+export interface ConnectionContext {
+  /** Unique per process; prefixes upstream statement names. */
+  readonly id: number
+  readonly live: LiveSession
+  readonly relay: UpstreamRelay
+  readonly audit: QueryAudit
+  /** `application_name` from the startup packet (what RESET returns to). */
+  readonly startupApplicationName: string
+}
+
+/** Quotes a string literal for SQL the proxy writes itself. */
+export function quoteLiteral(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`
+}

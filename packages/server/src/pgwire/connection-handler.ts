@@ -1,0 +1,284 @@
+import { type ConnectionState, closeSignal, type MessageResponse } from 'pg-gateway'
+import { serialize } from 'pg-protocol'
+import type { DataPlaneBackend } from '../data-plane/backend.js'
+import { LiveSession, type SessionRegistry } from '../data-plane/live-session.js'
+import { QueryAudit } from '../data-plane/query-audit.js'
+import type { UpstreamSession } from '../upstream/upstream.types.js'
+import type { UpstreamRegistry } from '../upstream/upstream-registry.js'
+import { authFailed, ScramServer } from './auth.js'
+import {
+  authenticationOk,
+  authenticationSasl,
+  backendKeyData,
+  readyForQuery,
+} from './backend-messages.js'
+import type { CancelRegistry } from './cancel-registry.js'
+import type { ConnectionContext } from './connection-context.js'
+import { errorResponse, toWireFields } from './error-response.js'
+import { ExtendedProtocol } from './extended-protocol.js'
+import { initialParameterStatus } from './parameter-status.js'
+import { simpleQuery } from './simple-query.js'
+import { cancelKey, StartupCode, startupCode, startupParameters } from './startup.js'
+import { UpstreamRelay } from './upstream-relay.js'
+import { WireError, WireSqlState } from './wire-error.js'
+import { violation, WireReader } from './wire-reader.js'
+
+/** What every connection of one data plane shares. */
+export interface ConnectionServices {
+  backend: DataPlaneBackend
+  sessions: SessionRegistry
+  upstreams: UpstreamRegistry
+  cancels: CancelRegistry
+  /** How long a client waits for a free upstream session before FATAL 53300. */
+  acquireTimeoutMs: number
+  /** Reject plaintext startups with FATAL 28000. */
+  requireTls: boolean
+  /** Operator log for unexpected internal errors (never sent to clients). */
+  log: (message: string, error?: unknown) => void
+}
+
+type Phase = 'startup' | 'auth' | 'ready' | 'closed'
+
+/** An empty write: tells pg-gateway the message was handled (undefined would fall through). */
+const HANDLED = new Uint8Array(0)
+let nextConnectionId = 0
+
+/**
+ * The protocol state machine of one client connection, driven by pg-gateway's `onMessage`.
+ * pg-gateway frames messages and answers SSLRequest (TLS upgrade); everything else is handled
+ * here: GSSENCRequest, CancelRequest, startup, SCRAM, and the simple and extended protocols.
+ */
+export class ConnectionHandler {
+  readonly #services: ConnectionServices
+  readonly #id = ++nextConnectionId
+  #phase: Phase = 'startup'
+  #username = ''
+  #database = ''
+  #applicationName = ''
+  #scram: ScramServer | undefined
+  #ctx: ConnectionContext | undefined
+  #extended: ExtendedProtocol | undefined
+  #upstream: UpstreamSession | undefined
+  #cleanups: Array<() => void> = []
+  #closing: Promise<void> | undefined
+
+  constructor(services: ConnectionServices) {
+    this.#services = services
+  }
+
+  /** pg-gateway's `onMessage` hook. */
+  onMessage(bytes: Uint8Array, state: ConnectionState): MessageResponse {
+    if (this.#phase === 'startup' && bytes.byteLength === 8) {
+      // SSLRequest: pg-gateway answers it and performs the TLS handshake.
+      if (startupCode(bytes) === StartupCode.SslRequest) return undefined
+    }
+    return this.#respond(bytes, state) as AsyncIterable<Uint8Array>
+  }
+
+  /** Runs one message's handler; errors become ErrorResponses, FATAL ones close the socket. */
+  async *#respond(
+    bytes: Uint8Array,
+    state: ConnectionState,
+  ): AsyncGenerator<Uint8Array | typeof closeSignal> {
+    let wrote = false
+    try {
+      for await (const chunk of this.#dispatch(bytes, state)) {
+        wrote = true
+        yield chunk
+      }
+    } catch (error) {
+      const fatal = !(error instanceof WireError) || error.fatal
+      if (!(error instanceof WireError)) this.#services.log('data plane: internal error', error)
+      const fields = fatal ? { ...toWireFields(error), severity: 'FATAL' } : toWireFields(error)
+      yield errorResponse(fields)
+      if (fatal) {
+        await this.close()
+        yield closeSignal
+      } else yield readyForQuery(this.#ctx?.relay.status ?? 'I')
+      return
+    }
+    if (!wrote) yield HANDLED
+  }
+
+  async *#dispatch(
+    bytes: Uint8Array,
+    state: ConnectionState,
+  ): AsyncGenerator<Uint8Array | typeof closeSignal> {
+    switch (this.#phase) {
+      case 'startup':
+        return yield* this.#startup(bytes, state)
+      case 'auth':
+        return yield* this.#authenticate(bytes)
+      case 'ready':
+        return yield* this.#ready(bytes)
+      case 'closed':
+        return
+    }
+  }
+
+  async *#startup(
+    bytes: Uint8Array,
+    state: ConnectionState,
+  ): AsyncGenerator<Uint8Array | typeof closeSignal> {
+    const code = startupCode(bytes)
+    if (code === StartupCode.GssEncRequest) {
+      yield Buffer.from('N')
+      return
+    }
+    if (code === StartupCode.CancelRequest) {
+      const { processId, secretKey } = cancelKey(bytes)
+      await this.#services.cancels.cancel(processId, secretKey)
+      this.#phase = 'closed'
+      yield closeSignal
+      return
+    }
+    if (code !== StartupCode.Protocol30) {
+      throw violation(`unsupported frontend protocol ${code >>> 16}.${code & 0xffff}`)
+    }
+    if (this.#services.requireTls && !state.tlsInfo) {
+      throw WireError.fatal(WireSqlState.InvalidAuthorization, 'TLS connection required')
+    }
+    const params = startupParameters(bytes)
+    const user = params.get('user')
+    if (!user) {
+      throw WireError.fatal(
+        WireSqlState.InvalidAuthorization,
+        'no PostgreSQL user name specified in startup packet',
+      )
+    }
+    this.#username = user
+    this.#database = params.get('database') || user
+    this.#applicationName = params.get('application_name') ?? ''
+    const { backend } = this.#services
+    this.#scram = new ScramServer(user, () => backend.scramCredentials(user))
+    this.#phase = 'auth'
+    yield authenticationSasl()
+  }
+
+  async *#authenticate(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+    if (bytes[0] !== 'p'.charCodeAt(0) || !this.#scram) {
+      throw violation('expected SASL response')
+    }
+    const { reply, done } = await this.#scram.step(new WireReader(bytes))
+    if (!done) {
+      yield reply
+      return
+    }
+    yield reply
+    yield* this.#connect()
+  }
+
+  /** Connect steps after authentication (admin-api 17.1): datasource, access, compile, upstream. */
+  async *#connect(): AsyncGenerator<Uint8Array> {
+    const { backend, sessions, upstreams, cancels } = this.#services
+    const input = await backend.buildSession(this.#username, this.#database)
+    if (!input) {
+      throw WireError.fatal(
+        WireSqlState.InvalidCatalogName,
+        `database "${this.#database}" does not exist`,
+      )
+    }
+    if (input.user.username !== this.#username) throw authFailed(this.#username)
+    const live = await LiveSession.create(input, backend)
+    this.#cleanups.push(sessions.add(live))
+    let upstream: UpstreamSession
+    try {
+      const provider = await upstreams.get(live.datasourceId)
+      upstream = await provider.acquire(this.#services.acquireTimeoutMs)
+    } catch (error) {
+      if (error instanceof WireError) throw error
+      this.#services.log('data plane: cannot reach the upstream', error)
+      throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
+    }
+    this.#upstream = upstream
+    if (this.#phase === 'closed') {
+      await upstream.release()
+      return
+    }
+    const relay = new UpstreamRelay(upstream, () => live.compiled)
+    const ctx: ConnectionContext = {
+      id: this.#id,
+      live,
+      relay,
+      audit: new QueryAudit(backend, live, this.#applicationName),
+      startupApplicationName: this.#applicationName,
+    }
+    this.#ctx = ctx
+    this.#extended = new ExtendedProtocol(ctx)
+    const key = cancels.register({ cancel: () => upstream.cancel() })
+    this.#cleanups.push(key.unregister)
+    backend.recordLogin?.(live.userId)
+    this.#phase = 'ready'
+    yield Buffer.concat([
+      authenticationOk(),
+      ...initialParameterStatus(upstream.parameters, {
+        username: live.username,
+        applicationName: this.#applicationName,
+      }),
+      backendKeyData(key.processId, key.secretKey),
+      readyForQuery('I'),
+    ])
+  }
+
+  async *#ready(bytes: Uint8Array): AsyncGenerator<Uint8Array | typeof closeSignal> {
+    const ctx = this.#ctx
+    const extended = this.#extended
+    if (!ctx || !extended) throw violation('connection is not ready')
+    if (!this.#upstream?.alive) {
+      throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
+    }
+    const code = String.fromCharCode(bytes[0] ?? 0)
+    const reader = new WireReader(bytes)
+    switch (code) {
+      case 'Q':
+        return yield* simpleQuery(ctx, extended, reader.cstring())
+      case 'P':
+      case 'B':
+      case 'D':
+      case 'E':
+      case 'C':
+      case 'S':
+      case 'H':
+        return yield* extended.handle(code, reader, bytes)
+      case 'X':
+        await this.close()
+        yield closeSignal
+        return
+      case 'd':
+      case 'c':
+      case 'f':
+        // COPY is never started, so stray COPY messages are ignored, as PostgreSQL does.
+        return
+      case 'F':
+        throw WireError.error(
+          WireSqlState.FeatureNotSupported,
+          'feature not supported: function call',
+        )
+      default:
+        throw violation(`invalid frontend message type ${bytes[0] ?? 0}`)
+    }
+  }
+
+  /** Releases the upstream session and unregisters the connection; safe to call twice. */
+  close(): Promise<void> {
+    this.#closing ??= this.#doClose()
+    return this.#closing
+  }
+
+  async #doClose(): Promise<void> {
+    this.#phase = 'closed'
+    for (const cleanup of this.#cleanups.splice(0)) cleanup()
+    const upstream = this.#upstream
+    this.#upstream = undefined
+    if (!upstream) return
+    try {
+      const busy = this.#ctx?.relay.busy ?? false
+      for (const name of this.#extended?.upstreamStatements ?? []) {
+        upstream.send(serialize.close({ type: 'S', name }))
+      }
+      await upstream.release({ discard: busy })
+    } catch (error) {
+      this.#services.log('data plane: releasing an upstream session failed', error)
+    }
+  }
+}

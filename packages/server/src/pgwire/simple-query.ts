@@ -1,0 +1,96 @@
+import { type RewrittenStatement, rewrite } from '@palisade/core'
+import { serialize } from 'pg-protocol'
+import { emptyQueryResponse, readyForQuery } from './backend-messages.js'
+import { type ConnectionContext, quoteLiteral } from './connection-context.js'
+import { errorResponse, toWireFields } from './error-response.js'
+import type { ExtendedProtocol } from './extended-protocol.js'
+import { WireError } from './wire-error.js'
+
+/**
+ * The simple query protocol. Every statement of the message is rewritten and checked before any
+ * runs: if one is rejected, none runs. Statements then run upstream one at a time, so each gets
+ * its own audit row and time, and the run stops at the first error as PostgreSQL's does.
+ * @see https://www.postgresql.org/docs/current/protocol-flow.html#PROTOCOL-FLOW-SIMPLE-QUERY
+ */
+export async function* simpleQuery(
+  ctx: ConnectionContext,
+  extended: ExtendedProtocol,
+  sql: string,
+): AsyncGenerator<Buffer> {
+  const { relay, audit } = ctx
+  let started = performance.now()
+  const session = await ctx.live.current()
+  let statements: readonly RewrittenStatement[]
+  try {
+    statements = sql.trim() === '' ? [] : rewrite(sql, session).statements
+  } catch (error) {
+    if (error instanceof WireError && error.fatal) throw error
+    // Policy/audit stage first: the rejection is audited before the client hears of it.
+    audit.rejected(sql, error, performance.now() - started)
+    yield Buffer.concat([errorResponse(toWireFields(error)), readyForQuery(relay.status)])
+    return
+  }
+  if (statements.length === 0) {
+    yield Buffer.concat([emptyQueryResponse(), readyForQuery(relay.status)])
+    return
+  }
+  let failed = false
+  for (const statement of statements) {
+    if (failed) {
+      audit.record({
+        originalSql: statement.originalSql,
+        rewrittenSql: statement.sql,
+        policiesApplied: statement.policiesApplied,
+        elapsedMs: null,
+        status: 'error',
+        errorMessage: 'not executed: an earlier statement of the same query failed',
+      })
+      continue
+    }
+    if (statement.kind === 'deallocate') {
+      try {
+        extended.deallocate(statement.originalSql)
+      } catch (error) {
+        if (error instanceof WireError && error.fatal) throw error
+        audit.rejected(statement.originalSql, error, performance.now() - started)
+        yield errorResponse(toWireFields(error))
+        failed = true
+        continue
+      }
+    }
+    let upstreamError: string | undefined
+    if (statement.kind !== 'deallocate') {
+      relay.send(serialize.query(upstreamSql(ctx, statement)), {
+        terminals: 'Z',
+        hideReady: true,
+        originalSql: statement.originalSql,
+        onDone: (error) => {
+          upstreamError = error?.message
+        },
+      })
+    }
+    yield* relay.drain()
+    audit.record({
+      originalSql: statement.originalSql,
+      rewrittenSql: statement.sql,
+      policiesApplied: statement.policiesApplied,
+      elapsedMs: performance.now() - started,
+      status: upstreamError === undefined ? 'success' : 'error',
+      errorMessage: upstreamError ?? null,
+    })
+    if (upstreamError !== undefined) failed = true
+    else if (statement.setting?.name === 'application_name') {
+      audit.clientInfo = statement.setting.value ?? ctx.startupApplicationName
+    }
+    started = performance.now()
+  }
+  yield readyForQuery(relay.status)
+}
+
+/** The SQL sent upstream; `RESET application_name` returns to the client's startup value. */
+function upstreamSql(ctx: ConnectionContext, statement: RewrittenStatement): string {
+  if (statement.setting?.name === 'application_name' && statement.setting.value === null) {
+    return `SET application_name = ${quoteLiteral(ctx.startupApplicationName)}`
+  }
+  return statement.sql
+}

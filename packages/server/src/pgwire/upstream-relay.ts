@@ -1,0 +1,192 @@
+import { type CompiledSession, type ScrubbedError, scrubUpstreamError } from '@palisade/core'
+import { serialize } from 'pg-protocol'
+import type { BackendFrame, UpstreamSession } from '../upstream/upstream.types.js'
+import type { TransactionStatus } from './backend-messages.js'
+import { errorResponse } from './error-response.js'
+import { decodeErrorFields } from './upstream-error.js'
+import { WireError, WireSqlState } from './wire-error.js'
+
+const code = (c: string) => c.charCodeAt(0)
+const E = code('E')
+const N = code('N')
+const Z = code('Z')
+/** Messages the backend may send at any time; they never end a pending request. */
+const ASYNC = new Set([code('N'), code('S'), code('A')])
+
+/** Flush output to the client once this many bytes are buffered. */
+const CHUNK = 64 * 1024
+
+/** A request sent upstream whose answer is still due. */
+export interface UpstreamRequest {
+  /** Backend message codes that end this request's answer, e.g. `C`, `I`, `s` for Execute. */
+  terminals: string
+  /** Answers are consumed by the proxy instead of relayed (transparent re-prepare). */
+  swallow?: boolean
+  /** Do not relay ReadyForQuery (statements of a split simple query). */
+  hideReady?: boolean
+  /** The client's SQL, so an upstream error can be scrubbed against it. */
+  originalSql?: string
+  /** Called with every frame of the answer before it is relayed. */
+  onFrame?: (frame: BackendFrame) => void
+  /** Called once when the answer ends: with the scrubbed error when it failed. */
+  onDone?: (error: ScrubbedError | undefined) => void
+}
+
+type Pending =
+  | { local: Buffer }
+  | { request: UpstreamRequest; terminals: Set<number>; failed?: ScrubbedError }
+
+/**
+ * Relays one client connection's requests to its upstream session in order. Proxy-made answers
+ * (`local`) are queued between upstream ones so the client sees them in protocol order. Upstream
+ * errors are scrubbed before relaying; after one, the upstream skips to the next Sync, so the
+ * queued requests before it are dropped.
+ */
+export class UpstreamRelay {
+  readonly #upstream: UpstreamSession
+  readonly #session: () => CompiledSession
+  readonly #pending: Pending[] = []
+  #status: TransactionStatus = 'I'
+  #skipToSync = false
+
+  constructor(upstream: UpstreamSession, session: () => CompiledSession) {
+    this.#upstream = upstream
+    this.#session = session
+  }
+
+  /** Transaction status of the last upstream ReadyForQuery. */
+  get status(): TransactionStatus {
+    return this.#status
+  }
+
+  /** Set after an upstream error until the next Sync is sent: the upstream ignores messages. */
+  get skipToSync(): boolean {
+    return this.#skipToSync
+  }
+
+  /** Whether any answer is still due. */
+  get busy(): boolean {
+    return this.#pending.length > 0
+  }
+
+  /** Sends frames upstream and queues the expected answer. */
+  send(frames: Uint8Array, request: UpstreamRequest): void {
+    this.#upstream.send(frames)
+    if (request.terminals.includes('Z')) this.#skipToSync = false
+    this.#pending.push({ request, terminals: new Set([...request.terminals].map(code)) })
+  }
+
+  /** Asks the upstream to send what it has buffered (Flush); no answer of its own is due. */
+  flush(): void {
+    this.#upstream.send(serialize.flush())
+  }
+
+  /** Queues a proxy-made answer behind the upstream answers already due. */
+  local(bytes: Buffer): void {
+    this.#pending.push({ local: bytes })
+  }
+
+  /** Relays answers until nothing is due; yields output in chunks. */
+  async *drain(): AsyncGenerator<Buffer> {
+    let out: Buffer[] = []
+    let size = 0
+    const emit = (bytes: Uint8Array) => {
+      out.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+      size += bytes.byteLength
+    }
+    while (this.#pending.length > 0) {
+      const head = this.#pending[0] as Pending
+      if ('local' in head) {
+        emit(head.local)
+        this.#pending.shift()
+        continue
+      }
+      if (size > 0) {
+        yield Buffer.concat(out, size)
+        out = []
+        size = 0
+      }
+      let frames: BackendFrame[]
+      try {
+        frames = await this.#upstream.read()
+      } catch {
+        this.#pending.length = 0
+        throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
+      }
+      for (const frame of frames) this.#handle(frame, emit)
+      if (size >= CHUNK) {
+        yield Buffer.concat(out, size)
+        out = []
+        size = 0
+      }
+    }
+    if (size > 0) yield Buffer.concat(out, size)
+  }
+
+  #handle(frame: BackendFrame, emit: (bytes: Uint8Array) => void): void {
+    // Emit proxy-made answers that became due.
+    while (this.#pending[0] && 'local' in this.#pending[0]) {
+      emit(this.#pending[0].local)
+      this.#pending.shift()
+    }
+    const head = this.#pending[0]
+    if (!head || 'local' in head) {
+      if (frame.code === N) emit(this.#scrub(frame, undefined, 'N'))
+      else if (ASYNC.has(frame.code)) emit(frame.bytes)
+      return
+    }
+    const { request } = head
+    request.onFrame?.(frame)
+    if (frame.code === E) {
+      const scrubbed = this.#scrubFields(frame, request.originalSql)
+      emit(errorResponse(scrubbed))
+      // The upstream skips everything up to the next Sync: so do the answers we wait for.
+      const syncAt = this.#pending.findIndex((p) => 'request' in p && p.terminals.has(Z))
+      if (syncAt === 0) {
+        head.failed = scrubbed
+        return
+      }
+      request.onDone?.(scrubbed)
+      if (syncAt < 0) this.#skipToSync = true
+      const dropped = this.#pending.splice(0, syncAt < 0 ? this.#pending.length : syncAt)
+      for (const p of dropped.slice(1)) if ('request' in p) p.request.onDone?.(skipped)
+      return
+    }
+    if (frame.code === Z) {
+      this.#status = String.fromCharCode(frame.bytes[5] ?? 73) as TransactionStatus
+      if (!head.terminals.has(Z)) {
+        // Only a Sync is answered with ReadyForQuery: whatever was due before it never comes.
+        const syncAt = this.#pending.findIndex((p) => 'request' in p && p.terminals.has(Z))
+        const dropped = this.#pending.splice(0, syncAt < 0 ? this.#pending.length : syncAt)
+        for (const p of dropped) if ('request' in p) p.request.onDone?.(skipped)
+        this.#handle(frame, emit)
+        return
+      }
+    }
+    const terminal = head.terminals.has(frame.code)
+    if (frame.code === N) emit(this.#scrub(frame, request.originalSql, 'N'))
+    else if (!request.swallow && !(frame.code === Z && request.hideReady)) emit(frame.bytes)
+    if (terminal) {
+      this.#pending.shift()
+      request.onDone?.(head.failed)
+    }
+  }
+
+  #scrubFields(frame: BackendFrame, originalSql: string | undefined): ScrubbedError {
+    return scrubUpstreamError(decodeErrorFields(frame.bytes), {
+      session: this.#session(),
+      originalSql,
+    })
+  }
+
+  #scrub(frame: BackendFrame, originalSql: string | undefined, kind: 'N'): Buffer {
+    return errorResponse(this.#scrubFields(frame, originalSql), kind)
+  }
+}
+
+/** What requests dropped after an earlier upstream error report. */
+const skipped: ScrubbedError = {
+  severity: 'ERROR',
+  code: '25P02',
+  message: 'not executed: an earlier message of the same batch failed',
+}

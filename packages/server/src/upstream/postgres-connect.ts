@@ -1,0 +1,160 @@
+import { createHash } from 'node:crypto'
+import { connect as netConnect, type Socket } from 'node:net'
+import { connect as tlsConnect } from 'node:tls'
+import { serialize } from 'pg-protocol'
+import type { BackendMessage } from 'pg-protocol/dist/messages.js'
+import { Parser } from 'pg-protocol/dist/parser.js'
+import { ScramClient } from './scram-client.js'
+import type { PostgresUpstreamConfig } from './upstream.types.js'
+
+/** A PostgreSQL backend after startup: ready for queries, with its parameters and cancel key. */
+export interface PostgresBackend {
+  socket: Socket
+  parameters: Map<string, string>
+  processId: number
+  secretKey: number
+}
+
+/** Opens a TCP (optionally TLS) socket to the upstream, honouring `sslmode`. */
+export async function openSocket(config: PostgresUpstreamConfig): Promise<Socket> {
+  const socket = netConnect({ host: config.host, port: config.port })
+  socket.setNoDelay(true)
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve)
+    socket.once('error', reject)
+  })
+  const mode = config.sslmode ?? 'prefer'
+  if (mode === 'disable') return socket
+  socket.write(serialize.requestSsl())
+  const answer = await new Promise<number>((resolve, reject) => {
+    socket.once('data', (d: Buffer) => resolve(d[0] ?? 0))
+    socket.once('error', reject)
+  })
+  if (answer !== 'S'.charCodeAt(0)) {
+    if (mode === 'prefer' || mode === 'allow') return socket
+    socket.destroy()
+    throw new Error('the upstream server does not support TLS')
+  }
+  const verify = mode === 'verify-ca' || mode === 'verify-full'
+  const secure = tlsConnect({
+    socket,
+    servername: mode === 'verify-full' ? config.host : undefined,
+    rejectUnauthorized: verify,
+    ca: config.sslrootcert ?? undefined,
+    // verify-ca checks the chain but not the host name, as libpq does.
+    checkServerIdentity: mode === 'verify-full' ? undefined : () => undefined,
+  })
+  await new Promise<void>((resolve, reject) => {
+    secure.once('secureConnect', resolve)
+    secure.once('error', reject)
+  })
+  secure.setNoDelay(true)
+  return secure
+}
+
+/**
+ * Connects and authenticates (trust, cleartext, MD5 or SCRAM-SHA-256) as the datasource's user.
+ * The session runs read-only and with the datasource's statement timeout by default, set in the
+ * startup packet so that `RESET` falls back to them too.
+ */
+export async function connectPostgres(config: PostgresUpstreamConfig): Promise<PostgresBackend> {
+  const socket = await openSocket(config)
+  const timeout = Math.max(0, Math.trunc(config.statementTimeoutMs))
+  socket.write(
+    serialize.startup({
+      user: config.user,
+      database: config.database,
+      client_encoding: 'UTF8',
+      application_name: 'palisade',
+      options: `-c default_transaction_read_only=on -c statement_timeout=${timeout}`,
+    }),
+  )
+  const parameters = new Map<string, string>()
+  let processId = 0
+  let secretKey = 0
+  const password = config.password ?? ''
+  let scram: ScramClient | undefined
+  const parser = new Parser()
+  await new Promise<void>((resolve, reject) => {
+    const fail = (error: Error) => {
+      cleanup()
+      socket.destroy()
+      reject(error)
+    }
+    const onMessage = (msg: BackendMessage) => {
+      const m = msg as BackendMessage & Record<string, unknown>
+      switch (msg.name) {
+        case 'authenticationCleartextPassword':
+          socket.write(serialize.password(password))
+          break
+        case 'authenticationMD5Password': {
+          const inner = md5(password + config.user)
+          const salt = m['salt'] as Buffer
+          socket.write(serialize.password(`md5${md5(Buffer.concat([Buffer.from(inner), salt]))}`))
+          break
+        }
+        case 'authenticationSASL':
+          scram = new ScramClient(password)
+          socket.write(serialize.sendSASLInitialResponseMessage('SCRAM-SHA-256', scram.first()))
+          break
+        case 'authenticationSASLContinue':
+          socket.write(serialize.sendSCRAMClientFinalMessage(scram?.final(String(m['data'])) ?? ''))
+          break
+        case 'authenticationSASLFinal':
+          scram?.verify(String(m['data']))
+          break
+        case 'parameterStatus':
+          parameters.set(String(m['parameterName']), String(m['parameterValue']))
+          break
+        case 'backendKeyData':
+          processId = Number(m['processID'])
+          secretKey = Number(m['secretKey'])
+          break
+        case 'error':
+          fail(new Error(`upstream refused the connection: ${String(m['message'])}`))
+          break
+        case 'readyForQuery':
+          cleanup()
+          resolve()
+          break
+      }
+    }
+    const onData = (chunk: Buffer) => {
+      try {
+        parser.parse(chunk, onMessage)
+      } catch (error) {
+        fail(error as Error)
+      }
+    }
+    const onClose = () => fail(new Error('upstream closed the connection during startup'))
+    const cleanup = () => {
+      socket.off('data', onData)
+      socket.off('error', fail)
+      socket.off('close', onClose)
+    }
+    socket.on('data', onData)
+    socket.on('error', fail)
+    socket.on('close', onClose)
+  })
+  return { socket, parameters, processId, secretKey }
+}
+
+/** Sends a CancelRequest for a backend on a fresh connection, as libpq does. */
+export async function sendCancel(
+  config: PostgresUpstreamConfig,
+  processId: number,
+  secretKey: number,
+): Promise<void> {
+  const socket = netConnect({ host: config.host, port: config.port })
+  await new Promise<void>((resolve) => {
+    socket.once('connect', () => {
+      socket.end(serialize.cancel(processId, secretKey))
+    })
+    socket.once('close', () => resolve())
+    socket.once('error', () => resolve())
+  })
+}
+
+function md5(data: string | Buffer): string {
+  return createHash('md5').update(data).digest('hex')
+}

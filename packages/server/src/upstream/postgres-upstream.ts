@@ -1,0 +1,136 @@
+import { serialize } from 'pg-protocol'
+import { FrameQueue } from './frame-queue.js'
+import { FrameSplitter } from './frame-splitter.js'
+import { type PostgresBackend, sendCancel } from './postgres-connect.js'
+import type { BackendFrame, PostgresUpstreamConfig, UpstreamSession } from './upstream.types.js'
+
+const Z = 'Z'.charCodeAt(0)
+
+/**
+ * One pooled PostgreSQL backend at message level: frames out, frames in. `release` hands it
+ * back through `onRelease`, which cleans it (rollback, reset) before another client gets it.
+ */
+export class PostgresSession implements UpstreamSession {
+  readonly parameters: ReadonlyMap<string, string>
+  readonly #backend: PostgresBackend
+  readonly #config: PostgresUpstreamConfig
+  readonly #onRelease: (session: PostgresSession) => void
+  #queue = new FrameQueue()
+  readonly #splitter = new FrameSplitter()
+  #alive = true
+  #status = 'I'
+
+  constructor(
+    backend: PostgresBackend,
+    config: PostgresUpstreamConfig,
+    onRelease: (session: PostgresSession) => void,
+  ) {
+    this.#backend = backend
+    this.#config = config
+    this.#onRelease = onRelease
+    this.parameters = backend.parameters
+    const { socket } = backend
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        const frames = this.#splitter.push(chunk)
+        for (const f of frames)
+          if (f.code === Z) this.#status = String.fromCharCode(f.bytes[5] ?? 73)
+        this.#queue.push(frames)
+      } catch (error) {
+        this.#lose(error as Error)
+      }
+    })
+    socket.on('error', (error) => this.#lose(error))
+    socket.on('close', () => this.#lose(new Error('upstream connection closed')))
+  }
+
+  get alive(): boolean {
+    return this.#alive
+  }
+
+  /** Transaction status of the last ReadyForQuery. */
+  get transactionStatus(): string {
+    return this.#status
+  }
+
+  #lose(error: Error): void {
+    if (!this.#alive) return
+    this.#alive = false
+    this.#queue.fail(error)
+    this.#backend.socket.destroy()
+  }
+
+  send(frames: Uint8Array): void {
+    if (this.#alive) this.#backend.socket.write(frames)
+  }
+
+  read(): Promise<BackendFrame[]> {
+    return this.#queue.read()
+  }
+
+  async cancel(): Promise<void> {
+    await sendCancel(this.#config, this.#backend.processId, this.#backend.secretKey)
+  }
+
+  async release(options: { discard?: boolean } = {}): Promise<void> {
+    if (options.discard) this.destroy()
+    this.#onRelease(this)
+  }
+
+  /**
+   * Makes the backend fit for the next client: rolls back an open transaction, drops cursors
+   * and prepared statements and resets the presentation settings a client may have changed.
+   * Resolves false when the backend is unusable.
+   */
+  async clean(): Promise<boolean> {
+    if (!this.#alive) return false
+    this.#queue.clear()
+    const rollback = this.#status === 'I' ? '' : 'ROLLBACK; '
+    // The leading Sync ends an extended-protocol batch the client may have left half-sent.
+    this.send(
+      Buffer.concat([
+        serialize.sync(),
+        serialize.query(
+          `${rollback}CLOSE ALL; DEALLOCATE ALL; RESET application_name; ` +
+            'RESET extra_float_digits; RESET client_min_messages; RESET client_encoding',
+        ),
+      ]),
+    )
+    try {
+      let ready = 0
+      let failed = false
+      while (ready < 2) {
+        for (const f of await withTimeout(this.read(), 5000)) {
+          if (f.code === Z) ready++
+          else if (ready === 1 && f.code === 'E'.charCodeAt(0)) failed = true
+        }
+      }
+      return !failed && this.#status === 'I'
+    } catch {
+      this.#lose(new Error('upstream did not answer the reset'))
+      return false
+    }
+  }
+
+  /** Closes the connection. */
+  destroy(): void {
+    if (this.#alive) this.#backend.socket.end(serialize.end())
+    this.#lose(new Error('upstream session closed'))
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timeout')), ms)
+    promise.then(
+      (v) => {
+        clearTimeout(timer)
+        resolve(v)
+      },
+      (e) => {
+        clearTimeout(timer)
+        reject(e)
+      },
+    )
+  })
+}

@@ -1,0 +1,56 @@
+import { PGlite } from '@electric-sql/pglite'
+import { createPgliteUpstream } from './pglite-upstream.js'
+import { PostgresPool } from './postgres-pool.js'
+import type { UpstreamConfig, UpstreamProvider } from './upstream.types.js'
+
+/** Makes the provider of one datasource; replaceable (tests hand in a shared PGlite). */
+export type UpstreamFactory = (config: UpstreamConfig) => Promise<UpstreamProvider>
+
+/** The default factory: a warm PostgreSQL pool, or an embedded PGlite owned by the provider. */
+export const defaultUpstreamFactory: UpstreamFactory = async (config) => {
+  if (config.kind === 'postgres') {
+    const pool = new PostgresPool(config)
+    await pool.warm()
+    return pool
+  }
+  const db = await PGlite.create(config.dataDir ?? undefined)
+  if (config.initSql) await db.exec(config.initSql)
+  return createPgliteUpstream({ db, owned: true, statementTimeoutMs: config.statementTimeoutMs })
+}
+
+/**
+ * One upstream provider per datasource, created on first use. Settings changes reach new
+ * providers only (admin-api 18 item 18); `forget` drops one so the next client recreates it.
+ */
+export class UpstreamRegistry {
+  readonly #providers = new Map<string, Promise<UpstreamProvider>>()
+  readonly #configOf: (datasourceId: string) => Promise<UpstreamConfig>
+  readonly #factory: UpstreamFactory
+
+  constructor(
+    configOf: (datasourceId: string) => Promise<UpstreamConfig>,
+    factory: UpstreamFactory,
+  ) {
+    this.#configOf = configOf
+    this.#factory = factory
+  }
+
+  /** The provider of a datasource. */
+  get(datasourceId: string): Promise<UpstreamProvider> {
+    let provider = this.#providers.get(datasourceId)
+    if (!provider) {
+      provider = this.#configOf(datasourceId).then(this.#factory)
+      // A failed start must not stick: the next client tries again.
+      provider.catch(() => this.#providers.delete(datasourceId))
+      this.#providers.set(datasourceId, provider)
+    }
+    return provider
+  }
+
+  /** Closes every provider. */
+  async close(): Promise<void> {
+    const all = [...this.#providers.values()]
+    this.#providers.clear()
+    await Promise.allSettled(all.map(async (p) => (await p).close()))
+  }
+}

@@ -1,0 +1,67 @@
+/** One complete backend message as received: code byte, int32 length, body. */
+export interface BackendFrame {
+  readonly code: number
+  readonly bytes: Uint8Array
+}
+
+/**
+ * One upstream backend session bound to one client connection. Frontend messages go in as
+ * complete frames; backend messages come out as frames, relayed without decoding rows.
+ */
+export interface UpstreamSession {
+  /** Server parameters the upstream reported (server_version, DateStyle, TimeZone, ...). */
+  readonly parameters: ReadonlyMap<string, string>
+  /** False once the connection is gone; the client then gets FATAL 08006. */
+  readonly alive: boolean
+  /** Queues frontend messages (complete frames) for the upstream. */
+  send(frames: Uint8Array): void
+  /** Resolves with the next backend frames; rejects when the upstream connection is lost. */
+  read(): Promise<BackendFrame[]>
+  /** Asks the upstream to cancel the statement in progress (CancelRequest). */
+  cancel(): Promise<void>
+  /**
+   * Returns the session to its pool, cleaned (rolled back, cursors and statements dropped,
+   * presentation settings reset). `discard` closes it instead when its state is unknown (the
+   * client left in the middle of a statement), where the upstream allows that.
+   */
+  release(options?: { discard?: boolean }): Promise<void>
+}
+
+/** Hands out upstream sessions for one datasource. */
+export interface UpstreamProvider {
+  /**
+   * An upstream session; rejects with FATAL 53300 when none becomes free within `timeoutMs`
+   * and with FATAL 08006 when the upstream cannot be reached.
+   */
+  acquire(timeoutMs: number): Promise<UpstreamSession>
+  /** Closes every session (idle ones at once, bound ones when released). */
+  close(): Promise<void>
+}
+
+/** How to reach a PostgreSQL upstream. */
+export interface PostgresUpstreamConfig {
+  kind: 'postgres'
+  datasourceName: string
+  host: string
+  port: number
+  database: string
+  user: string
+  password?: string | null | undefined
+  /** `disable`/`prefer`/`require`/`verify-ca`/`verify-full` as libpq spells it. */
+  sslmode?: string | undefined
+  sslrootcert?: string | null | undefined
+  statementTimeoutMs: number
+  poolSize: number
+}
+
+/** An embedded PGlite upstream (demo and tests). */
+export interface PgliteUpstreamConfig {
+  kind: 'pglite'
+  datasourceName: string
+  dataDir?: string | null | undefined
+  initSql?: string | null | undefined
+  statementTimeoutMs: number
+}
+
+/** The upstream of one datasource. */
+export type UpstreamConfig = PostgresUpstreamConfig | PgliteUpstreamConfig

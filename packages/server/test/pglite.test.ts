@@ -1,0 +1,4 @@
+import { pgliteHarness } from './fixtures/harness.js'
+import { runPgwireCases } from './pgwire.cases.js'
+
+runPgwireCases('PGlite', pgliteHarness)

@@ -1,0 +1,262 @@
+import type { Client } from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Harness, MakeHarness } from './fixtures/harness.js'
+import { errorCode, rawExchange, startupMessage, startupPacket } from './fixtures/raw-socket.js'
+
+/** Awaits a rejection and returns its SQLSTATE and message. */
+async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await promise
+  } catch (error) {
+    const e = error as { code?: string; message: string }
+    return { code: e.code ?? '', message: e.message }
+  }
+  throw new Error('expected the query to fail')
+}
+
+/** The data-plane suite, run once per upstream kind. */
+export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
+  describe(`data plane over ${name}`, () => {
+    let h: Harness
+    beforeAll(async () => {
+      h = await makeHarness()
+    })
+    afterAll(async () => {
+      await h?.close()
+    })
+
+    it('authenticates with SCRAM and applies the row filter of the user', async () => {
+      const alice = await h.connect('alice')
+      const { rows } = await alice.query('SELECT id, amount FROM orders ORDER BY id')
+      expect(rows).toEqual([
+        { id: 10, amount: '10.00' },
+        { id: 11, amount: '20.00' },
+      ])
+    })
+
+    it('answers a wrong password and an unknown user with the same 28P01', async () => {
+      const wrong = await failure(h.connect('alice', { password: 'nope' }))
+      expect(wrong).toEqual({
+        code: '28P01',
+        message: 'password authentication failed for user "alice"',
+      })
+      const unknown = await failure(h.connect('mallory'))
+      expect(unknown).toEqual({
+        code: '28P01',
+        message: 'password authentication failed for user "mallory"',
+      })
+    })
+
+    it('answers an unknown datasource and one without access with the same 3D000', async () => {
+      const unknown = await failure(h.connect('alice', { database: 'nowhere' }))
+      expect(unknown).toEqual({ code: '3D000', message: 'database "nowhere" does not exist' })
+      const denied = await failure(h.connect('bob'))
+      expect(denied).toEqual({ code: '3D000', message: 'database "shop" does not exist' })
+    })
+
+    it('masks, strips denied columns and hides denied tables through the proxy', async () => {
+      const alice = await h.connect('alice')
+      const result = await alice.query('SELECT * FROM customers ORDER BY id')
+      expect(result.fields.map((f) => f.name)).toEqual(['id', 'tenant', 'name', 'email'])
+      expect(result.rows).toEqual([
+        { id: 1, tenant: 'acme', name: 'Ann', email: '***' },
+        { id: 2, tenant: 'acme', name: 'Bob', email: '***' },
+      ])
+      expect(await failure(alice.query('SELECT id, ssn FROM customers'))).toMatchObject({
+        code: '42703',
+      })
+      const hidden = await failure(alice.query('SELECT * FROM secrets'))
+      const missing = await failure(alice.query('SELECT * FROM nothing_here'))
+      expect(hidden.code).toBe('42P01')
+      expect(missing.code).toBe('42P01')
+      expect(await failure(alice.query('EXPLAIN SELECT * FROM secrets'))).toEqual(hidden)
+    })
+
+    it('lets a user without policies read everything', async () => {
+      const carol = await h.connect('carol')
+      const { rows } = await carol.query('SELECT count(*)::int AS n FROM orders')
+      expect(rows).toEqual([{ n: 4 }])
+    })
+
+    it('runs every statement of a multi-statement simple query', async () => {
+      const alice = await h.connect('alice')
+      const results = (await alice.query(
+        'SELECT count(*)::int AS n FROM orders; SELECT name FROM customers ORDER BY id',
+      )) as unknown as { rows: unknown[] }[]
+      expect(results.map((r) => r.rows)).toEqual([[{ n: 2 }], [{ name: 'Ann' }, { name: 'Bob' }]])
+    })
+
+    it('answers an empty query with EmptyQueryResponse', async () => {
+      const alice = await h.connect('alice')
+      const result = await alice.query('')
+      expect(result.rows ?? []).toEqual([])
+    })
+
+    it('refuses a write with 25006 and audits it as denied before anything runs', async () => {
+      const alice = await h.connect('alice', { application_name: 'writer-test' })
+      const denied = await failure(alice.query('SELECT 1; DELETE FROM orders'))
+      expect(denied).toEqual({ code: '25006', message: 'Only read-only queries are allowed' })
+      const rows = await h.auditRows()
+      const row = rows.find((r) => r.client_info === 'writer-test')
+      expect(row).toMatchObject({
+        status: 'denied',
+        error_message: 'Only read-only queries are allowed',
+        rewritten_query: null,
+        execution_time_ms: null,
+        username: 'alice',
+      })
+      expect(row?.original_query).toContain('DELETE FROM orders')
+    })
+
+    it('runs parameterized queries through the extended protocol', async () => {
+      const alice = await h.connect('alice')
+      const { rows } = await alice.query('SELECT id FROM orders WHERE amount > $1 ORDER BY id', [
+        '5',
+      ])
+      expect(rows).toEqual([{ id: 10 }, { id: 11 }])
+      const again = await alice.query({
+        name: 'by-id',
+        text: 'SELECT id, tenant FROM orders WHERE id = $1',
+        values: [12],
+      })
+      expect(again.rows).toEqual([])
+      const hidden = await failure(alice.query('SELECT * FROM secrets WHERE id = $1', [1]))
+      expect(hidden.code).toBe('42P01')
+      // The connection is usable after an error in the extended protocol.
+      expect((await alice.query('SELECT $1::int AS x', [7])).rows).toEqual([{ x: 7 }])
+    })
+
+    it('uses cursors inside a read-only transaction', async () => {
+      const alice = await h.connect('alice')
+      await alice.query('BEGIN')
+      await alice.query('DECLARE c CURSOR FOR SELECT id FROM orders ORDER BY id')
+      expect((await alice.query('FETCH 1 FROM c')).rows).toEqual([{ id: 10 }])
+      expect((await alice.query('FETCH ALL FROM c')).rows).toEqual([{ id: 11 }])
+      await alice.query('CLOSE c')
+      const write = await failure(alice.query('UPDATE orders SET amount = 0'))
+      expect(write.code).toBe('25006')
+      await alice.query('COMMIT')
+      expect((await alice.query('SHOW transaction_read_only')).rows).toEqual([
+        { transaction_read_only: 'on' },
+      ])
+    })
+
+    it('records the application name and later SETs as client_info', async () => {
+      const alice = await h.connect('alice', { application_name: 'report-app' })
+      await alice.query('SELECT 1 AS one')
+      await alice.query("SET application_name = 'renamed-app'")
+      await alice.query('SELECT 2 AS two')
+      const rows = await h.auditRows()
+      expect(rows.find((r) => r.original_query === 'SELECT 1 AS one')?.client_info).toBe(
+        'report-app',
+      )
+      expect(rows.find((r) => r.original_query === 'SELECT 2 AS two')?.client_info).toBe(
+        'renamed-app',
+      )
+    })
+
+    it('writes audit rows with status, rewritten SQL and the policies applied', async () => {
+      const alice = await h.connect('alice', { application_name: 'audit-test' })
+      await alice.query('SELECT id FROM orders WHERE id < 100')
+      await alice.query('SELECT id FROM orders WHERE id = $1', [10])
+      await failure(alice.query('SELECT 1/0 AS boom'))
+      const rows = (await h.auditRows()).filter((r) => r.client_info === 'audit-test')
+      const simple = rows.find((r) => r.original_query === 'SELECT id FROM orders WHERE id < 100')
+      expect(simple).toMatchObject({ status: 'success', error_message: null })
+      expect(simple?.execution_time_ms).not.toBeNull()
+      expect(simple?.rewritten_query).toContain('acme')
+      const applied = JSON.parse(simple?.policies_applied ?? '[]') as { policy_id: string }[]
+      expect(applied.map((p) => p.policy_id)).toEqual([h.shop.policies.orders.id])
+      expect(applied[0]).toMatchObject({ version: 1, name: 'orders-tenant' })
+      const extended = rows.find((r) => r.original_query === 'SELECT id FROM orders WHERE id = $1')
+      expect(extended).toMatchObject({ status: 'success' })
+      const failed = rows.find((r) => r.original_query === 'SELECT 1/0 AS boom')
+      expect(failed).toMatchObject({ status: 'error', error_message: 'division by zero' })
+    })
+
+    it('applies a policy change to a connected client and re-prepares its named statements', async () => {
+      const alice = await h.connect('alice')
+      const named = { name: 'count-orders', text: 'SELECT count(*)::int AS n FROM orders' }
+      expect((await alice.query(named)).rows).toEqual([{ n: 2 }])
+      const { orders } = h.shop.policies
+      const updated = await h.store.policies.update(
+        orders.id,
+        { version: orders.version, filter_expression: 'tenant = {user.tenant} AND id = 10' },
+        h.shop.admin.id,
+      )
+      try {
+        expect((await alice.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([
+          { n: 1 },
+        ])
+        expect((await alice.query(named)).rows).toEqual([{ n: 1 }])
+      } finally {
+        const restored = await h.store.policies.update(
+          orders.id,
+          { version: updated.version, filter_expression: 'tenant = {user.tenant}' },
+          h.shop.admin.id,
+        )
+        h.shop.policies.orders = restored
+      }
+      expect((await alice.query(named)).rows).toEqual([{ n: 2 }])
+    })
+
+    it('survives malformed messages, answering 08P01 and serving other clients', async () => {
+      const garbage = await rawExchange(h.plane.port, [Buffer.from([0, 0, 0, 8, 1, 2, 3, 4])])
+      expect(errorCode(garbage)).toBe('08P01')
+      const badVersion = await rawExchange(h.plane.port, [startupPacket(0x00020000)])
+      expect(errorCode(badVersion)).toBe('08P01')
+      const noUser = await rawExchange(h.plane.port, [startupMessage({ database: 'shop' })])
+      expect(errorCode(noUser)).toBe('28000')
+      const badSasl = await rawExchange(h.plane.port, [
+        startupMessage({ user: 'alice', database: 'shop' }),
+        Buffer.from([0x70, 0, 0, 0, 6, 0x41, 0]),
+      ])
+      expect(errorCode(badSasl)).toBe('08P01')
+      const gss = await rawExchange(h.plane.port, [startupPacket(80877104)], 300)
+      expect(gss.subarray(0, 1).toString()).toBe('N')
+      const alice = await h.connect('alice')
+      const stream = (alice as unknown as { connection: { stream: NodeJS.WritableStream } })
+        .connection.stream
+      const closed = new Promise((resolve) => alice.once('end', resolve))
+      stream.write(Buffer.from([0x42, 0, 0, 0, 5, 0x41])) // Bind with a truncated body
+      await closed
+      const fresh = await h.connect('alice')
+      expect((await fresh.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }])
+    })
+
+    it('forwards a CancelRequest to the bound upstream session', async (ctx) => {
+      if (h.kind === 'pglite') ctx.skip() // PGlite runs statements on this thread: nothing can interrupt one.
+      const alice = await h.connect('alice')
+      const key = alice as unknown as { processID: number; secretKey: number }
+      const running = failure(
+        alice.query('SELECT count(*) FROM generate_series(1, 2000000000) AS g(x)'),
+      )
+      await new Promise((r) => setTimeout(r, 300))
+      const cancel = Buffer.alloc(16)
+      cancel.writeInt32BE(16, 0)
+      cancel.writeInt32BE(80877102, 4)
+      cancel.writeInt32BE(key.processID, 8)
+      cancel.writeInt32BE(key.secretKey, 12)
+      await rawExchange(h.plane.port, [cancel], 500)
+      expect(await running).toMatchObject({ code: '57014' })
+      expect((await alice.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }])
+    })
+
+    it('ends a session with 08006 once its access is revoked', async () => {
+      const carol: Client = await h.connect('carol')
+      expect((await carol.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }])
+      await h.store.access.setUsers(
+        h.shop.datasourceId,
+        { user_ids: [h.shop.alice.id] },
+        h.shop.admin.id,
+      )
+      expect(await failure(carol.query('SELECT 1 AS ok'))).toEqual({
+        code: '08006',
+        message: 'Session context not found - please reconnect',
+      })
+      expect(await failure(h.connect('carol'))).toMatchObject({ code: '3D000' })
+      const alice = await h.connect('alice')
+      expect((await alice.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 2 }])
+    })
+  })
+}

@@ -1,0 +1,8 @@
+import { defineConfig } from 'drizzle-kit'
+
+/** drizzle-kit reads this to generate the committed migrations in `drizzle/`. */
+export default defineConfig({
+  dialect: 'postgresql',
+  schema: './src/schema/index.ts',
+  out: './drizzle',
+})

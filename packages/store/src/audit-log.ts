@@ -1,0 +1,123 @@
+import { and, count, desc, eq, type SQL } from 'drizzle-orm'
+import { invalidParameter, type TimeInput, timeRange, uuidFilter } from './audit-filters.js'
+import type { StoreContext } from './context.js'
+import type { AuditAction, AuditResourceType } from './mutation.js'
+import { type Page, type PageInput, resolvePage } from './pagination.js'
+import { adminAuditLog } from './schema/index.js'
+
+/** One admin-audit entry (spec 2.2); `changes` is JSON text. */
+export interface AdminAuditEntry {
+  id: string
+  resource_type: AuditResourceType
+  resource_id: string
+  action: AuditAction
+  actor_id: string
+  changes: string | null
+  created_at: string
+}
+
+/** Filters of `GET /audit/admin` (admin-api 16.2). */
+export interface AdminAuditFilter extends PageInput {
+  resource_type?: string
+  resource_id?: string
+  actor_id?: string
+  action?: string
+  from?: TimeInput
+  to?: TimeInput
+  since?: TimeInput
+  until?: TimeInput
+}
+
+const RESOURCE_TYPES = new Set([
+  'user',
+  'role',
+  'policy',
+  'datasource',
+  'attribute_definition',
+  'policy_assignment',
+  'role_member',
+  'role_inheritance',
+  'data_source_access',
+  'decision_function',
+  'table_relationship',
+  'column_anchor',
+])
+const ACTIONS = new Set([
+  'create',
+  'update',
+  'delete',
+  'assign',
+  'unassign',
+  'add_member',
+  'remove_member',
+  'add_parent',
+  'remove_parent',
+  'grant_access',
+  'revoke_access',
+])
+
+/** Reads the append-only admin audit; there is deliberately no write, update or delete here. */
+export class AdminAuditLog {
+  readonly #ctx: StoreContext
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx
+  }
+
+  /** Newest first, paginated (default 50, cap 200). */
+  async list(filter: AdminAuditFilter = {}): Promise<Page<AdminAuditEntry>> {
+    const { page, pageSize, offset } = resolvePage(filter, { size: 50, cap: 200 })
+    if (filter.resource_type !== undefined && !RESOURCE_TYPES.has(filter.resource_type)) {
+      throw invalidParameter('resource_type', 'is not a known resource type')
+    }
+    if (filter.action !== undefined && !ACTIONS.has(filter.action)) {
+      throw invalidParameter('action', 'is not a known action')
+    }
+    const conditions: (SQL | undefined)[] = [
+      filter.resource_type ? eq(adminAuditLog.resourceType, filter.resource_type) : undefined,
+      uuidFilter('resource_id', filter.resource_id)
+        ? eq(adminAuditLog.resourceId, filter.resource_id as string)
+        : undefined,
+      uuidFilter('actor_id', filter.actor_id)
+        ? eq(adminAuditLog.actorId, filter.actor_id as string)
+        : undefined,
+      filter.action ? eq(adminAuditLog.action, filter.action) : undefined,
+      ...timeRange(adminAuditLog.createdAt, filter),
+    ]
+    const where = and(...conditions)
+    const db = this.#ctx.db
+    const [rows, [total]] = await Promise.all([
+      db
+        .select()
+        .from(adminAuditLog)
+        .where(where)
+        .orderBy(desc(adminAuditLog.createdAt), desc(adminAuditLog.id))
+        .limit(pageSize)
+        .offset(offset),
+      db.select({ n: count() }).from(adminAuditLog).where(where),
+    ])
+    return {
+      data: rows.map((r) => ({
+        id: r.id,
+        resource_type: r.resourceType as AuditResourceType,
+        resource_id: r.resourceId,
+        action: r.action as AuditAction,
+        actor_id: r.actorId,
+        changes: r.changes,
+        created_at: r.createdAt.toISOString(),
+      })),
+      total: total?.n ?? 0,
+      page,
+      page_size: pageSize,
+    }
+  }
+
+  /** Number of entries, optionally for one resource (tests and health checks). */
+  async count(filter: { resource_id?: string } = {}): Promise<number> {
+    const [row] = await this.#ctx.db
+      .select({ n: count() })
+      .from(adminAuditLog)
+      .where(filter.resource_id ? eq(adminAuditLog.resourceId, filter.resource_id) : undefined)
+    return row?.n ?? 0
+  }
+}

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { AccessService } from './access-service.js'
+import { AssignmentsService } from './assignments-service.js'
+import { AttributesService } from './attributes-service.js'
+import { AdminAuditLog } from './audit-log.js'
+import { CatalogService } from './catalog-service.js'
+import { CHANGE_CHANNEL, ChangeFeed, type ChangeListener } from './change-feed.js'
+import type { StoreContext } from './context.js'
+import { DatasourcesService } from './datasources-service.js'
+import type { Db, StoreDriver } from './db.js'
+import { DecisionFunctionsService } from './decision-functions-service.js'
+import { openPgliteDriver } from './drivers/pglite.js'
+import { openPostgresDriver } from './drivers/postgres.js'
+import { runMutation } from './mutation.js'
+import { PoliciesService } from './policies-service.js'
+import {
+  listQueryAudit,
+  type QueryAuditFilter,
+  type QueryAuditRecord,
+  QueryAuditWriter,
+  type QueryAuditWriterOptions,
+} from './query-audit-writer.js'
+import { RelationshipsService } from './relationships-service.js'
+import { RolesService } from './roles-service.js'
+import { loadSecretKey, SecretBox } from './secret-box.js'
+import { SessionContextBuilder } from './session-context-builder.js'
+import { UsersService } from './users-service.js'
+
+/** How to open a store. */
+export interface CreateStoreOptions {
+  /**
+   * PGlite data directory (omitted: in-memory, lost on close). Also where `secret.key` is
+   * generated when no key is configured, with PostgreSQL too.
+   */
+  dataDir?: string
+  /** A PostgreSQL connection string; when set, data lives there instead of PGlite. */
+  databaseUrl?: string
+  /** Key for sealing datasource secrets; else `PALISADE_SECRET_KEY`, else `<dataDir>/secret.key`. */
+  secretKey?: string
+  /** Query-audit batching and overflow tuning. */
+  queryAudit?: QueryAuditWriterOptions
+  /** @internal Start PGlite from a `dumpDataDir()` snapshot (test fixtures). */
+  loadDataDir?: Blob | File
+}
+
+/** The store's service API; every mutation takes the acting admin's id last. */
+export interface Store {
+  readonly kind: 'pglite' | 'postgres'
+  readonly users: UsersService
+  readonly roles: RolesService
+  readonly datasources: DatasourcesService
+  readonly access: AccessService
+  readonly catalog: CatalogService
+  readonly policies: PoliciesService
+  readonly assignments: AssignmentsService
+  readonly attributes: AttributesService
+  readonly decisionFunctions: DecisionFunctionsService
+  readonly relationships: RelationshipsService
+  readonly sessions: SessionContextBuilder
+  readonly audit: {
+    readonly admin: AdminAuditLog
+    readonly queries: {
+      /** Queues one row (never blocks); false when dropped. */
+      write(record: QueryAuditRecord): boolean
+      /** Writes every queued row. */
+      flush(): Promise<void>
+      list: (filter?: QueryAuditFilter) => ReturnType<typeof listQueryAudit>
+      readonly writer: QueryAuditWriter
+    }
+  }
+  /** After-commit change events (admin-api 1.7), local and from other instances. */
+  readonly changes: { subscribe(listener: ChangeListener): () => void }
+  /** Shorthand for `sessions.buildSessionInput`. */
+  buildSessionInput: SessionContextBuilder['buildSessionInput']
+  /** Shorthand for `users.getUserForAuth`. */
+  getUserForAuth: UsersService['getUserForAuth']
+  /** Shorthand for `users.verifyPassword`. */
+  verifyPassword: UsersService['verifyPassword']
+  /** Flushes the query audit and closes connections. */
+  close(): Promise<void>
+  /** @internal The drizzle database, for tests and benchmarks. */
+  readonly db: Db
+  /** @internal The shared service context (audited-mutation helper). */
+  readonly context: StoreContext
+}
+
+/** The committed drizzle-kit migrations, next to `src/` and `dist/`. */
+const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url))
+
+/**
+ * Opens the store: embedded PGlite by default, PostgreSQL with `databaseUrl`. Applies the
+ * migrations, and on PostgreSQL starts listening for other instances' change events.
+ *
+ * ```ts
+ * const store = await createStore({ dataDir: './data' })
+ * const admin = await store.users.create({ username: 'admin', password: 'Secret-123', is_admin: true }, BOOTSTRAP_ID)
+ * const session = await store.buildSessionInput('alice', 'shop')
+ * await store.close()
+ * ```
+ */
+export async function createStore(options: CreateStoreOptions = {}): Promise<Store> {
+  const { key, source } = await loadSecretKey({
+    secretKey: options.secretKey,
+    dataDir: options.dataDir,
+  })
+  if (options.databaseUrl && source === 'ephemeral') {
+    // Several instances share one database: a per-process key would make secrets unreadable.
+    throw new Error('a secret key is required with PostgreSQL: set PALISADE_SECRET_KEY or dataDir')
+  }
+  const driver: StoreDriver = options.databaseUrl
+    ? await openPostgresDriver({ databaseUrl: options.databaseUrl })
+    : await openPgliteDriver({ dataDir: options.dataDir, loadDataDir: options.loadDataDir })
+  try {
+    await driver.migrate(MIGRATIONS)
+  } catch (error) {
+    await driver.close()
+    throw error
+  }
+  const feed = new ChangeFeed(randomUUID())
+  const deps = { db: driver.db, driver, feed }
+  const context: StoreContext = {
+    db: driver.db,
+    driver,
+    feed,
+    secrets: new SecretBox(key),
+    mutate: (actorId, fn) => runMutation(deps, actorId, fn),
+  }
+  if (driver.listen) {
+    await driver.listen(
+      CHANGE_CHANNEL,
+      (payload) => feed.receive(payload),
+      // Notifications may have been missed while disconnected: rebuild every session once.
+      () => feed.emit([{ type: 'everyone' }], 'remote'),
+    )
+  }
+  const writer = new QueryAuditWriter(driver.db, options.queryAudit)
+  const users = new UsersService(context)
+  const sessions = new SessionContextBuilder(context)
+  let closed = false
+  return {
+    kind: driver.kind,
+    users,
+    roles: new RolesService(context),
+    datasources: new DatasourcesService(context),
+    access: new AccessService(context),
+    catalog: new CatalogService(context),
+    policies: new PoliciesService(context),
+    assignments: new AssignmentsService(context),
+    attributes: new AttributesService(context),
+    decisionFunctions: new DecisionFunctionsService(context),
+    relationships: new RelationshipsService(context),
+    sessions,
+    audit: {
+      admin: new AdminAuditLog(context),
+      queries: {
+        write: (record) => writer.write(record),
+        flush: () => writer.flush(),
+        list: (filter) => listQueryAudit(driver.db, filter),
+        writer,
+      },
+    },
+    changes: { subscribe: (listener) => feed.subscribe(listener) },
+    buildSessionInput: (username, datasourceName) =>
+      sessions.buildSessionInput(username, datasourceName),
+    getUserForAuth: (username) => users.getUserForAuth(username),
+    verifyPassword: (username, password) => users.verifyPassword(username, password),
+    async close() {
+      if (closed) return
+      closed = true
+      await writer.close()
+      await driver.close()
+    },
+    db: driver.db,
+    context,
+  }
+}

@@ -1,0 +1,49 @@
+import { createHash, randomBytes } from 'node:crypto'
+
+let lastMs = 0
+let seq = 0
+
+function format(bytes: Uint8Array): string {
+  const hex = Buffer.from(bytes).toString('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+/** A new UUIDv7 (RFC 9562): time-ordered, so ids sort by creation within one process. */
+export function uuidv7(): string {
+  const bytes = randomBytes(16)
+  let ms = Date.now()
+  // A 12-bit counter in rand_a keeps ids monotonic when several are made in one millisecond.
+  if (ms <= lastMs) {
+    ms = lastMs
+    seq++
+    if (seq > 0xfff) {
+      ms = ++lastMs
+      seq = 0
+    }
+  } else {
+    seq = 0
+  }
+  lastMs = ms
+  bytes.writeUIntBE(ms, 0, 6)
+  bytes[6] = 0x70 | ((seq >> 8) & 0x0f)
+  bytes[7] = seq & 0xff
+  bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f)
+  return format(bytes)
+}
+
+/** A name-based UUIDv5 (RFC 9562) of `name` in the `namespace` UUID. */
+export function uuidv5(namespace: string, name: string): string {
+  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex')
+  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest()
+  const bytes = hash.subarray(0, 16)
+  bytes[6] = 0x50 | ((bytes[6] ?? 0) & 0x0f)
+  bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f)
+  return format(bytes)
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** True for a lowercase hyphenated UUID string (admin-api 1.2). */
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && uuidPattern.test(value)
+}

@@ -1,0 +1,87 @@
+/**
+ * @module
+ * `@palisade/store`: Palisade's resources, validation, admin and query audit, role graph,
+ * session contexts and change feed, on embedded PGlite or PostgreSQL (drizzle-orm).
+ */
+export type { AccessService, DatasourceAccessSummary } from './access-service.js'
+export type { Assignment, AssignmentsService, AssignPolicyInput } from './assignments-service.js'
+export type {
+  AttributeDefinitionRecord,
+  AttributesService,
+  CreateAttributeInput,
+} from './attributes-service.js'
+export { RESERVED_USER_KEYS } from './attributes-service.js'
+export type { AdminAuditEntry, AdminAuditFilter, AdminAuditLog } from './audit-log.js'
+export type {
+  CatalogService,
+  CatalogView,
+  SaveColumnInput,
+  SaveSchemaInput,
+  SaveTableInput,
+} from './catalog-service.js'
+export { catalogIds } from './catalog-service.js'
+export type { ChangeEvent, ChangeListener, ChangeNotice } from './change-feed.js'
+export { type CreateStoreOptions, createStore, type Store } from './create-store.js'
+export { DATASOURCE_TYPES, DS_TYPES, type DsType } from './datasource-config.js'
+export type {
+  CreateDatasourceInput,
+  Datasource,
+  DatasourceConnection,
+  DatasourcesService,
+} from './datasources-service.js'
+export type {
+  CreateDecisionFunctionInput,
+  DecisionFunction,
+  DecisionFunctionsService,
+} from './decision-functions-service.js'
+export type { EffectivePolicyEntry } from './effective-policies.js'
+export {
+  type ErrorDetail,
+  isStoreError,
+  ResourceConflictError,
+  ResourceNotFoundError,
+  SessionDeniedError,
+  StoreError,
+  type StoreErrorCode,
+  ValidationError,
+} from './errors.js'
+export { type AuditAction, type AuditResourceType, MissingAuditEntryError } from './mutation.js'
+export type { Page, PageInput } from './pagination.js'
+export type {
+  CreatePolicyInput,
+  PoliciesService,
+  Policy,
+  UpdatePolicyInput,
+} from './policies-service.js'
+export type {
+  QueryAuditEntry,
+  QueryAuditFilter,
+  QueryAuditRecord,
+  QueryAuditWriter,
+  QueryAuditWriterOptions,
+} from './query-audit-writer.js'
+export type { Anchor, Relationship, RelationshipsService } from './relationships-service.js'
+export type { EffectiveMember } from './role-graph.js'
+export type {
+  CreateRoleInput,
+  Role,
+  RoleDetail,
+  RoleImpact,
+  RolesService,
+} from './roles-service.js'
+export {
+  createScramVerifier,
+  formatScramVerifier,
+  parseScramVerifier,
+  SCRAM_ITERATIONS,
+  type ScramVerifier,
+  verifyScramPassword,
+} from './scram.js'
+export type { SessionContextBuilder } from './session-context-builder.js'
+export type {
+  AuthInfo,
+  CreateUserInput,
+  UpdateUserInput,
+  User,
+  UsersService,
+} from './users-service.js'

@@ -1,0 +1,135 @@
+import { sql } from 'drizzle-orm'
+import {
+  CHANGE_CHANNEL,
+  type ChangeEvent,
+  type ChangeFeed,
+  encodeChangePayload,
+} from './change-feed.js'
+import type { Db, StoreDriver, Tx } from './db.js'
+import { uuidv7 } from './ids.js'
+import { adminAuditLog } from './schema/index.js'
+
+/** Admin-audit resource types (spec 2.2 plus admin-api 18.2). */
+export type AuditResourceType =
+  | 'user'
+  | 'role'
+  | 'policy'
+  | 'datasource'
+  | 'attribute_definition'
+  | 'policy_assignment'
+  | 'role_member'
+  | 'role_inheritance'
+  | 'data_source_access'
+  | 'decision_function'
+  | 'table_relationship'
+  | 'column_anchor'
+
+/** Admin-audit actions (spec 2.2). */
+export type AuditAction =
+  | 'create'
+  | 'update'
+  | 'delete'
+  | 'assign'
+  | 'unassign'
+  | 'add_member'
+  | 'remove_member'
+  | 'add_parent'
+  | 'remove_parent'
+  | 'grant_access'
+  | 'revoke_access'
+
+/** Thrown when a write path would commit without an audit entry: a server bug (admin-api 1.6). */
+export class MissingAuditEntryError extends Error {
+  constructor() {
+    super('mutation would commit without an admin audit entry')
+    this.name = 'MissingAuditEntryError'
+  }
+}
+
+/** One running mutation: its transaction, the audit entries and change events it queues. */
+export class Mutation {
+  readonly tx: Tx
+  readonly actorId: string
+  /** One timestamp for every row and audit entry of this mutation. */
+  readonly now = new Date()
+  readonly entries: (typeof adminAuditLog.$inferInsert)[] = []
+  readonly events: ChangeEvent[] = []
+  #noop = false
+
+  constructor(tx: Tx, actorId: string) {
+    this.tx = tx
+    this.actorId = actorId
+  }
+
+  /** Queues an admin-audit entry, written in this transaction. */
+  audit(
+    resourceType: AuditResourceType,
+    resourceId: string,
+    action: AuditAction,
+    changes: Record<string, unknown> | null,
+  ): void {
+    this.entries.push({
+      id: uuidv7(),
+      resourceType,
+      resourceId,
+      action,
+      actorId: this.actorId,
+      changes: changes === null ? null : JSON.stringify(changes),
+      createdAt: this.now,
+    })
+  }
+
+  /** Queues change events, published only after commit. */
+  invalidate(...events: ChangeEvent[]): void {
+    this.events.push(...events)
+  }
+
+  /** Declares that nothing changed: the transaction rolls back and nothing is audited. */
+  noop(): void {
+    this.#noop = true
+  }
+
+  get isNoop(): boolean {
+    return this.#noop
+  }
+}
+
+class NoopRollback<T> extends Error {
+  constructor(readonly value: T) {
+    super('no-op mutation')
+  }
+}
+
+/**
+ * Runs `fn` in one transaction with its admin-audit entries (spec 2.2): the entries are inserted
+ * just before commit, a path that queued none fails and rolls back, and change events are
+ * published after commit (in-process, and on PostgreSQL through NOTIFY in the same transaction).
+ */
+export async function runMutation<T>(
+  deps: { db: Db; driver: StoreDriver; feed: ChangeFeed },
+  actorId: string,
+  fn: (m: Mutation) => Promise<T>,
+): Promise<T> {
+  let events: ChangeEvent[] = []
+  try {
+    const result = await deps.db.transaction(async (tx) => {
+      const m = new Mutation(tx, actorId)
+      const value = await fn(m)
+      if (m.isNoop) throw new NoopRollback(value)
+      if (m.entries.length === 0) throw new MissingAuditEntryError()
+      await tx.insert(adminAuditLog).values(m.entries)
+      if (deps.driver.kind === 'postgres' && m.events.length > 0) {
+        // Delivered to other instances only if this transaction commits.
+        const payload = encodeChangePayload(deps.feed.instanceId, m.events)
+        await tx.execute(sql`SELECT pg_notify(${CHANGE_CHANNEL}, ${payload})`)
+      }
+      events = m.events
+      return value
+    })
+    deps.feed.emit(events, 'local')
+    return result
+  } catch (error) {
+    if (error instanceof NoopRollback) return error.value as T
+    throw error
+  }
+}

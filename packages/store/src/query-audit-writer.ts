@@ -1,0 +1,330 @@
+import { and, count, desc, eq, gte, lt, lte, type SQL, sql } from 'drizzle-orm'
+import {
+  invalidParameter,
+  parseTime,
+  type TimeInput,
+  timeRange,
+  uuidFilter,
+} from './audit-filters.js'
+import type { Db } from './db.js'
+import { uuidv7 } from './ids.js'
+import { type Page, type PageInput, resolvePage } from './pagination.js'
+import { queryAuditCounts, queryAuditLog } from './schema/index.js'
+
+/** One statement to record (spec 2.1); `policies_applied` may be given as an array. */
+export interface QueryAuditRecord {
+  user_id: string
+  username: string
+  data_source_id: string
+  datasource_name: string
+  original_query: string
+  rewritten_query?: string | null
+  policies_applied?: string | readonly unknown[]
+  execution_time_ms?: number | null
+  client_info?: string | null
+  status: 'success' | 'error' | 'denied'
+  error_message?: string | null
+  /** Defaults to the time `write` was called. */
+  created_at?: Date
+}
+
+/** A stored query-audit entry (admin-api 16.1). */
+export interface QueryAuditEntry {
+  id: string
+  user_id: string
+  username: string
+  data_source_id: string
+  datasource_name: string
+  original_query: string
+  rewritten_query: string | null
+  policies_applied: string
+  execution_time_ms: number | null
+  client_info: string | null
+  status: 'success' | 'error' | 'denied'
+  error_message: string | null
+  created_at: string
+}
+
+/** Filters of `GET /audit/queries` (admin-api 16.1). */
+export interface QueryAuditFilter extends PageInput {
+  user_id?: string
+  datasource_id?: string
+  status?: string
+  from?: TimeInput
+  to?: TimeInput
+  since?: TimeInput
+  until?: TimeInput
+}
+
+/** Tuning of the writer; the defaults suit one proxy process. */
+export interface QueryAuditWriterOptions {
+  /** Rows per INSERT (default 500). */
+  batchSize?: number
+  /** Longest time a row waits before its batch is written (default 50 ms). */
+  intervalMs?: number
+  /** Queue bound; rows offered while it is full are dropped and counted (default 100,000). */
+  maxQueue?: number
+  /** Called once per overflow episode and per failed batch, for the operator's log. */
+  onProblem?: (message: string) => void
+}
+
+type Insert = typeof queryAuditLog.$inferInsert
+
+const STATUSES = new Set(['success', 'error', 'denied'])
+
+/**
+ * Queues query-audit rows in memory and writes them in batches, off the query's path (spec 2.1).
+ * Overflow: when `maxQueue` rows are waiting (the store is down or too slow), new rows are
+ * dropped and counted in `stats.dropped` rather than blocking queries or growing without bound.
+ * A failed batch is retried up to 3 times, then dropped and counted in `stats.failed`.
+ */
+export class QueryAuditWriter {
+  readonly #db: Db
+  readonly #batchSize: number
+  readonly #intervalMs: number
+  readonly #maxQueue: number
+  readonly #onProblem: (message: string) => void
+  #queue: Insert[] = []
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<void> | undefined
+  #overflowing = false
+  #closed = false
+  /** Counters for monitoring. */
+  readonly stats = { written: 0, dropped: 0, failed: 0 }
+
+  constructor(db: Db, options: QueryAuditWriterOptions = {}) {
+    this.#db = db
+    this.#batchSize = options.batchSize ?? 500
+    this.#intervalMs = options.intervalMs ?? 50
+    this.#maxQueue = options.maxQueue ?? 100_000
+    this.#onProblem = options.onProblem ?? (() => {})
+  }
+
+  /** Rows waiting to be written. */
+  get queued(): number {
+    return this.#queue.length
+  }
+
+  /** Queues one row; returns false when it was dropped (queue full or writer closed). */
+  write(record: QueryAuditRecord): boolean {
+    if (this.#closed || this.#queue.length >= this.#maxQueue) {
+      this.stats.dropped++
+      if (!this.#overflowing) {
+        this.#overflowing = true
+        this.#onProblem('query audit queue is full; dropping rows')
+      }
+      return false
+    }
+    this.#overflowing = false
+    const applied = record.policies_applied ?? '[]'
+    this.#queue.push({
+      id: uuidv7(),
+      userId: record.user_id,
+      username: record.username,
+      dataSourceId: record.data_source_id,
+      datasourceName: record.datasource_name,
+      originalQuery: record.original_query,
+      rewrittenQuery: record.rewritten_query ?? null,
+      policiesApplied: typeof applied === 'string' ? applied : JSON.stringify(applied),
+      executionTimeMs: record.execution_time_ms ?? null,
+      clientInfo: record.client_info?.slice(0, 256) ?? null,
+      status: record.status,
+      errorMessage: record.error_message ?? null,
+      createdAt: record.created_at ?? new Date(),
+    })
+    if (this.#queue.length >= this.#batchSize) this.#kick()
+    else this.#schedule()
+    return true
+  }
+
+  /** Writes everything queued so far; call on shutdown. */
+  async flush(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = undefined
+    while (this.#queue.length > 0 || this.#running) {
+      if (!this.#running) this.#kick()
+      await this.#running
+    }
+  }
+
+  /** Flushes and refuses further rows. */
+  async close(): Promise<void> {
+    this.#closed = true
+    await this.flush()
+  }
+
+  #schedule(): void {
+    if (this.#timer || this.#running) return
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined
+      this.#kick()
+    }, this.#intervalMs)
+    this.#timer.unref()
+  }
+
+  #kick(): void {
+    if (this.#running) return
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#running = this.#drain().finally(() => {
+      this.#running = undefined
+      if (this.#queue.length > 0 && !this.#closed) this.#schedule()
+    })
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#batchSize)
+      let attempt = 0
+      for (;;) {
+        try {
+          await insertBatch(this.#db, batch)
+          this.stats.written += batch.length
+          break
+        } catch (error) {
+          if (++attempt >= 3) {
+            this.stats.failed += batch.length
+            this.#onProblem(`query audit batch of ${batch.length} rows lost: ${String(error)}`)
+            break
+          }
+          await new Promise((r) => setTimeout(r, this.#intervalMs * attempt))
+        }
+      }
+    }
+  }
+}
+
+/**
+ * One INSERT per batch with one array parameter per column (`unnest`): far fewer parameters to
+ * bind and parse than a multi-row VALUES list, which matters at thousands of rows a second.
+ */
+async function insertBatch(db: Db, batch: readonly Insert[]): Promise<void> {
+  // `sql.param` binds the whole array as one parameter instead of expanding it into a list.
+  const col = <T>(pick: (r: Insert) => T) => sql.param(batch.map(pick))
+  await db.execute(sql`
+    INSERT INTO query_audit_log (id, user_id, username, data_source_id, datasource_name,
+      original_query, rewritten_query, policies_applied, execution_time_ms, client_info, status,
+      error_message, created_at)
+    SELECT * FROM unnest(
+      ${col((r) => r.id)}::uuid[], ${col((r) => r.userId)}::uuid[], ${col((r) => r.username)}::text[],
+      ${col((r) => r.dataSourceId)}::uuid[], ${col((r) => r.datasourceName)}::text[],
+      ${col((r) => r.originalQuery)}::text[], ${col((r) => r.rewrittenQuery ?? null)}::text[],
+      ${col((r) => r.policiesApplied ?? '[]')}::text[], ${col((r) => r.executionTimeMs ?? null)}::int[],
+      ${col((r) => r.clientInfo ?? null)}::text[], ${col((r) => r.status)}::text[],
+      ${col((r) => r.errorMessage ?? null)}::text[],
+      ${col((r) => (r.createdAt as Date).toISOString())}::timestamptz[])`)
+}
+
+/** Lists query-audit rows, newest first (admin-api 16.1); default 50, cap 200. */
+export async function listQueryAudit(
+  db: Db,
+  filter: QueryAuditFilter = {},
+): Promise<Page<QueryAuditEntry>> {
+  const { page, pageSize, offset } = resolvePage(filter, { size: 50, cap: 200 })
+  if (filter.status !== undefined && !STATUSES.has(filter.status)) {
+    throw invalidParameter('status', 'must be success, error or denied')
+  }
+  const conditions: (SQL | undefined)[] = [
+    uuidFilter('user_id', filter.user_id)
+      ? eq(queryAuditLog.userId, filter.user_id as string)
+      : undefined,
+    uuidFilter('datasource_id', filter.datasource_id)
+      ? eq(queryAuditLog.dataSourceId, filter.datasource_id as string)
+      : undefined,
+    filter.status ? eq(queryAuditLog.status, filter.status) : undefined,
+    ...timeRange(queryAuditLog.createdAt, filter),
+  ]
+  const where = and(...conditions)
+  const [rows, total] = await Promise.all([
+    db
+      .select()
+      .from(queryAuditLog)
+      .where(where)
+      .orderBy(desc(queryAuditLog.createdAt), desc(queryAuditLog.id))
+      .limit(pageSize)
+      .offset(offset),
+    countQueryAudit(db, filter),
+  ])
+  return {
+    data: rows.map((r) => ({
+      id: r.id,
+      user_id: r.userId,
+      username: r.username,
+      data_source_id: r.dataSourceId,
+      datasource_name: r.datasourceName,
+      original_query: r.originalQuery,
+      rewritten_query: r.rewrittenQuery,
+      policies_applied: r.policiesApplied,
+      execution_time_ms: r.executionTimeMs,
+      client_info: r.clientInfo,
+      status: r.status as QueryAuditEntry['status'],
+      error_message: r.errorMessage,
+      created_at: r.createdAt.toISOString(),
+    })),
+    total,
+    page,
+    page_size: pageSize,
+  }
+}
+
+const HOUR = 3_600_000
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, the form of the `bucket` column. */
+function bucketText(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ')
+}
+
+/**
+ * The exact number of matching rows without scanning them all: whole UTC hours inside the
+ * range come from `query_audit_counts`, the partial hours at either end are counted on the log.
+ */
+async function countQueryAudit(db: Db, filter: QueryAuditFilter): Promise<number> {
+  const [fromCond, toCond] = [filter.from ?? filter.since, filter.to ?? filter.until]
+  const lo = fromCond === undefined ? undefined : parseTime('from', fromCond)?.getTime()
+  const hi = toCond === undefined ? undefined : parseTime('to', toCond)?.getTime()
+  const eqs = (t: { userId: unknown; dataSourceId: unknown; status: unknown }) =>
+    [
+      filter.user_id ? sql`${t.userId} = ${filter.user_id}` : undefined,
+      filter.datasource_id ? sql`${t.dataSourceId} = ${filter.datasource_id}` : undefined,
+      filter.status ? sql`${t.status} = ${filter.status}` : undefined,
+    ].filter((c): c is SQL => c !== undefined)
+  const rawCount = async (
+    start: number | undefined,
+    end: number | undefined,
+    endInclusive: boolean,
+  ) => {
+    const conds = [...eqs(queryAuditLog)]
+    if (start !== undefined) conds.push(gte(queryAuditLog.createdAt, new Date(start)))
+    if (end !== undefined) {
+      conds.push(
+        endInclusive
+          ? lte(queryAuditLog.createdAt, new Date(end))
+          : lt(queryAuditLog.createdAt, new Date(end)),
+      )
+    }
+    const [row] = await db
+      .select({ n: count() })
+      .from(queryAuditLog)
+      .where(and(...conds))
+    return row?.n ?? 0
+  }
+  const fullStart = lo === undefined ? undefined : Math.ceil(lo / HOUR) * HOUR
+  const fullEnd = hi === undefined ? undefined : Math.floor((hi + 1) / HOUR) * HOUR
+  if (fullStart !== undefined && fullEnd !== undefined && fullStart >= fullEnd) {
+    return rawCount(lo, hi, true)
+  }
+  const conds = eqs(queryAuditCounts)
+  if (fullStart !== undefined)
+    conds.push(sql`${queryAuditCounts.bucket} >= ${bucketText(fullStart)}`)
+  if (fullEnd !== undefined) conds.push(sql`${queryAuditCounts.bucket} < ${bucketText(fullEnd)}`)
+  const [sum] = await db
+    .select({ n: sql<string | null>`sum(${queryAuditCounts.n})` })
+    .from(queryAuditCounts)
+    .where(and(...conds))
+  let total = Number(sum?.n ?? 0)
+  if (lo !== undefined && fullStart !== undefined && lo < fullStart)
+    total += await rawCount(lo, fullStart, false)
+  if (hi !== undefined && fullEnd !== undefined && fullEnd <= hi)
+    total += await rawCount(fullEnd, hi, true)
+  return total
+}

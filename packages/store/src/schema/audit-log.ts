@@ -1,0 +1,74 @@
+import {
+  bigint,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core'
+import { ts } from './columns.js'
+
+/** Admin audit (spec 2.2): append-only, written in the mutation's own transaction. */
+export const adminAuditLog = pgTable(
+  'admin_audit_log',
+  {
+    id: uuid('id').primaryKey(),
+    resourceType: text('resource_type').notNull(),
+    resourceId: uuid('resource_id').notNull(),
+    action: text('action').notNull(),
+    actorId: uuid('actor_id').notNull(),
+    changes: text('changes'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('admin_audit_created_idx').on(t.createdAt, t.id),
+    index('admin_audit_resource_type_idx').on(t.resourceType, t.createdAt, t.id),
+    index('admin_audit_resource_idx').on(t.resourceId, t.createdAt, t.id),
+    index('admin_audit_actor_idx').on(t.actorId, t.createdAt, t.id),
+  ],
+)
+
+/** Query audit (spec 2.1): one row per statement, written in batches after the result. */
+export const queryAuditLog = pgTable(
+  'query_audit_log',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id').notNull(),
+    username: text('username').notNull(),
+    dataSourceId: uuid('data_source_id').notNull(),
+    datasourceName: text('datasource_name').notNull(),
+    originalQuery: text('original_query').notNull(),
+    rewrittenQuery: text('rewritten_query'),
+    policiesApplied: text('policies_applied').notNull().default('[]'),
+    executionTimeMs: integer('execution_time_ms'),
+    clientInfo: text('client_info'),
+    status: text('status').notNull(),
+    errorMessage: text('error_message'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('query_audit_created_idx').on(t.createdAt, t.id),
+    index('query_audit_user_idx').on(t.userId, t.createdAt, t.id),
+    index('query_audit_ds_idx').on(t.dataSourceId, t.createdAt, t.id),
+    index('query_audit_status_idx').on(t.status, t.createdAt, t.id),
+  ],
+)
+
+/**
+ * Hourly row counts of the query audit per (user, datasource, status), kept by a statement
+ * trigger on `query_audit_log`, so list totals stay fast at millions of rows. `bucket` is the
+ * UTC hour (timestamp without time zone).
+ */
+export const queryAuditCounts = pgTable(
+  'query_audit_counts',
+  {
+    bucket: timestamp('bucket', { precision: 0, mode: 'string' }).notNull(),
+    userId: uuid('user_id').notNull(),
+    dataSourceId: uuid('data_source_id').notNull(),
+    status: text('status').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.userId, t.dataSourceId, t.status] })],
+)

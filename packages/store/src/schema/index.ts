@@ -1,0 +1,10 @@
+/** The one pg-core schema used by both drivers. */
+export * from './attributes.js'
+export * from './audit-log.js'
+export * from './catalog.js'
+export * from './datasources.js'
+export * from './policies.js'
+export * from './relationships.js'
+export * from './roles.js'
+export * from './store-state.js'
+export * from './users.js'

@@ -1,0 +1,102 @@
+import type { PolicyTarget } from '@palisade/core'
+import { sql } from 'drizzle-orm'
+import {
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+import { idColumn, timestamps, ts } from './columns.js'
+import { datasources } from './datasources.js'
+import { roles } from './roles.js'
+import { users } from './users.js'
+
+/** Decision functions (spec 2.3); `artifact` is the compiled sandbox module. */
+export const decisionFunctions = pgTable('decision_functions', {
+  id: idColumn(),
+  name: text('name').notNull().unique(),
+  description: text('description'),
+  language: text('language').notNull().default('javascript'),
+  decisionFn: text('decision_fn').notNull(),
+  decisionConfig: jsonb('decision_config').notNull().default({}),
+  evaluateContext: text('evaluate_context').notNull(),
+  onError: text('on_error').notNull().default('deny'),
+  logLevel: text('log_level').notNull().default('off'),
+  isEnabled: boolean('is_enabled').notNull().default(true),
+  version: integer('version').notNull().default(1),
+  artifact: text('artifact'),
+  createdBy: uuid('created_by'),
+  updatedBy: uuid('updated_by'),
+  ...timestamps(),
+})
+
+/** Policies (spec 2.5); `version` is the optimistic-concurrency counter. */
+export const policies = pgTable('policies', {
+  id: idColumn(),
+  name: text('name').notNull().unique(),
+  description: text('description'),
+  policyType: text('policy_type').notNull(),
+  targets: jsonb('targets').$type<PolicyTarget[]>().notNull(),
+  filterExpression: text('filter_expression'),
+  maskExpression: text('mask_expression'),
+  decisionFunctionId: uuid('decision_function_id').references(() => decisionFunctions.id, {
+    onDelete: 'restrict',
+  }),
+  isEnabled: boolean('is_enabled').notNull().default(true),
+  version: integer('version').notNull().default(1),
+  createdBy: uuid('created_by'),
+  updatedBy: uuid('updated_by'),
+  ...timestamps(),
+})
+
+/** One immutable snapshot per policy version, kept after edits and deletes (spec 9.2). */
+export const policyVersions = pgTable(
+  'policy_versions',
+  {
+    policyId: uuid('policy_id').notNull(),
+    version: integer('version').notNull(),
+    snapshot: jsonb('snapshot').$type<Record<string, unknown>>().notNull(),
+    createdBy: uuid('created_by'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.policyId, t.version] })],
+)
+
+/** A policy bound to a datasource for one scope (spec 2.6). */
+export const policyAssignments = pgTable(
+  'policy_assignments',
+  {
+    id: idColumn(),
+    policyId: uuid('policy_id')
+      .notNull()
+      .references(() => policies.id, { onDelete: 'cascade' }),
+    datasourceId: uuid('datasource_id')
+      .notNull()
+      .references(() => datasources.id, { onDelete: 'cascade' }),
+    scope: text('scope').notNull(),
+    userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    roleId: uuid('role_id').references(() => roles.id, { onDelete: 'cascade' }),
+    priority: integer('priority').notNull().default(100),
+    createdBy: uuid('created_by'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('policy_assignments_user_uq')
+      .on(t.policyId, t.datasourceId, t.userId)
+      .where(sql`scope = 'user'`),
+    uniqueIndex('policy_assignments_role_uq')
+      .on(t.policyId, t.datasourceId, t.roleId)
+      .where(sql`scope = 'role'`),
+    uniqueIndex('policy_assignments_all_uq')
+      .on(t.policyId, t.datasourceId)
+      .where(sql`scope = 'all'`),
+    index('policy_assignments_ds_idx').on(t.datasourceId),
+    index('policy_assignments_user_idx').on(t.userId),
+    index('policy_assignments_role_idx').on(t.roleId),
+  ],
+)

@@ -1,0 +1,50 @@
+import { boolean, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { idColumn, timestamps, ts } from './columns.js'
+import { users } from './users.js'
+
+/** Global roles (spec 2.7); no attributes. */
+export const roles = pgTable('roles', {
+  id: idColumn(),
+  name: text('name').notNull().unique(),
+  description: text('description'),
+  isActive: boolean('is_active').notNull().default(true),
+  createdBy: uuid('created_by'),
+  updatedBy: uuid('updated_by'),
+  ...timestamps(),
+})
+
+/** Direct user membership of a role. */
+export const roleMembers = pgTable(
+  'role_members',
+  {
+    roleId: uuid('role_id')
+      .notNull()
+      .references(() => roles.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.roleId, t.userId] }),
+    index('role_members_user_idx').on(t.userId),
+  ],
+)
+
+/** Inheritance edge: `role_id` (child) inherits from `parent_role_id`. */
+export const roleInheritance = pgTable(
+  'role_inheritance',
+  {
+    roleId: uuid('role_id')
+      .notNull()
+      .references(() => roles.id, { onDelete: 'cascade' }),
+    parentRoleId: uuid('parent_role_id')
+      .notNull()
+      .references(() => roles.id, { onDelete: 'cascade' }),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.roleId, t.parentRoleId] }),
+    index('role_inheritance_parent_idx').on(t.parentRoleId),
+  ],
+)

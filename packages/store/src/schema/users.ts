@@ -1,0 +1,19 @@
+import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core'
+import { idColumn, timestamps, ts } from './columns.js'
+
+/** Service users; `scram_verifier` replaces the password (admin-api 5.2). */
+export const users = pgTable('users', {
+  id: idColumn(),
+  username: text('username').notNull().unique(),
+  scramVerifier: text('scram_verifier').notNull(),
+  isAdmin: boolean('is_admin').notNull().default(false),
+  isActive: boolean('is_active').notNull().default(true),
+  email: text('email'),
+  displayName: text('display_name'),
+  attributes: jsonb('attributes').$type<Record<string, unknown>>().notNull().default({}),
+  lastLoginAt: ts('last_login_at'),
+  passwordChangedAt: ts('password_changed_at').notNull().defaultNow(),
+  createdBy: uuid('created_by'),
+  updatedBy: uuid('updated_by'),
+  ...timestamps(),
+})

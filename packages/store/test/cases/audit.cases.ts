@@ -1,0 +1,361 @@
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Store, User } from '../../src/index.js'
+import { MissingAuditEntryError } from '../../src/index.js'
+import { QueryAuditWriter } from '../../src/query-audit-writer.js'
+import { roles } from '../../src/schema/index.js'
+import { bootstrapAdmin, PASSWORD, storeError, unique } from '../helpers.js'
+import type { MakeStore } from '../resource-store.cases.js'
+
+const U1 = '0190f000-0000-7000-8000-0000000000a1'
+const U2 = '0190f000-0000-7000-8000-0000000000a2'
+const D1 = '0190f000-0000-7000-8000-0000000000d1'
+
+/** Both audit logs and the audited-transaction rule (spec 2.1, 2.2; admin-api 1.6, 16). */
+export function auditCases(makeStore: MakeStore): void {
+  describe('audit logs', () => {
+    let store: Store
+    let admin: User
+    beforeAll(async () => {
+      store = await makeStore()
+      admin = await bootstrapAdmin(store)
+    })
+    afterAll(() => store.close())
+
+    it('writes query audit rows in batches and lists them newest first with filters', async () => {
+      const base = Date.parse('2026-01-01T00:00:00Z')
+      for (let i = 0; i < 1200; i++) {
+        store.audit.queries.write({
+          user_id: i % 2 ? U1 : U2,
+          username: i % 2 ? 'one' : 'two',
+          data_source_id: D1,
+          datasource_name: 'shop',
+          original_query: `SELECT ${i}`,
+          rewritten_query: i % 3 ? `SELECT ${i}` : null,
+          policies_applied: [{ policy_id: U1, version: 1, name: 'p', decision: null }],
+          execution_time_ms: i % 3 ? 1 : null,
+          status: i % 3 ? 'success' : 'denied',
+          error_message: i % 3 ? null : 'Only read-only queries are allowed',
+          created_at: new Date(base + i * 1000),
+        })
+      }
+      await store.audit.queries.flush()
+      expect(store.audit.queries.writer.stats.written).toBe(1200)
+      const all = await store.audit.queries.list({ datasource_id: D1 })
+      expect([all.total, all.page_size, all.data[0]?.original_query]).toEqual([
+        1200,
+        50,
+        'SELECT 1199',
+      ])
+      expect(JSON.parse(all.data[0]?.policies_applied as string)).toEqual([
+        { policy_id: U1, version: 1, name: 'p', decision: null },
+      ])
+      expect((await store.audit.queries.list({ user_id: U1, page_size: 1 })).total).toBe(600)
+      expect((await store.audit.queries.list({ status: 'denied', datasource_id: D1 })).total).toBe(
+        400,
+      )
+      const window = await store.audit.queries.list({
+        from: '2026-01-01T00:00:10Z',
+        until: '2026-01-01T01:00:20+01:00',
+        limit: 5,
+      })
+      expect([window.total, window.data.map((r) => r.original_query)]).toEqual([
+        11,
+        ['SELECT 20', 'SELECT 19', 'SELECT 18', 'SELECT 17', 'SELECT 16'],
+      ])
+      expect(
+        (await store.audit.queries.list({ datasource_id: D1, page: 30, page_size: 50 })).data,
+      ).toEqual([])
+      for (const filter of [
+        { status: 'ok' },
+        { user_id: 'nope' },
+        { from: 'yesterday' },
+        { from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' },
+        { from: '2026-01-01T00:00:00Z', since: '2026-01-02T00:00:00Z' },
+        { page_size: 10, limit: 20 },
+      ]) {
+        const error = await storeError(store.audit.queries.list(filter))
+        expect([error.status, error.code]).toEqual([400, 'invalid_parameter'])
+      }
+    })
+
+    it('counts totals exactly across whole hours and partial edges', async () => {
+      const D2 = '0190f000-0000-7000-8000-0000000000d2'
+      const base = Date.parse('2026-02-01T00:00:00Z')
+      for (let i = 0; i < 12; i++) {
+        store.audit.queries.write({
+          user_id: U1,
+          username: 'one',
+          data_source_id: D2,
+          datasource_name: 'b',
+          original_query: `q${i}`,
+          status: i % 2 ? 'success' : 'error',
+          created_at: new Date(base + i * 20 * 60_000),
+        })
+      }
+      await store.audit.queries.flush()
+      const total = async (f: object) =>
+        (await store.audit.queries.list({ datasource_id: D2, ...f })).total
+      expect(await total({})).toBe(12)
+      expect(
+        await total({ from: new Date(base + 10 * 60_000), to: new Date(base + 150 * 60_000) }),
+      ).toBe(7)
+      expect(
+        await total({ from: new Date(base + 60 * 60_000), to: new Date(base + 180 * 60_000 - 1) }),
+      ).toBe(6)
+      expect(await total({ from: new Date(base + 60 * 60_000) })).toBe(9)
+      expect(await total({ to: new Date(base + 60 * 60_000) })).toBe(4)
+      expect(await total({ status: 'error', from: new Date(base + 30 * 60_000) })).toBe(5)
+      expect(await total({ user_id: U2 })).toBe(0)
+    })
+
+    it('drops rows beyond the queue bound and counts them instead of blocking', async () => {
+      const problems: string[] = []
+      const writer = new QueryAuditWriter(store.db, {
+        maxQueue: 3,
+        intervalMs: 10_000,
+        onProblem: (m) => problems.push(m),
+      })
+      const row = {
+        user_id: U1,
+        username: 'x',
+        data_source_id: D1,
+        datasource_name: 'd',
+        original_query: 'select 1',
+        status: 'success' as const,
+      }
+      expect([1, 2, 3, 4, 5].map(() => writer.write(row))).toEqual([true, true, true, false, false])
+      expect(writer.stats.dropped).toBe(2)
+      expect(problems).toHaveLength(1)
+      await writer.close()
+      expect(writer.stats.written).toBe(3)
+      expect(writer.write(row)).toBe(false)
+    })
+
+    it('lists admin audit entries with resource, actor, action and time filters', async () => {
+      const role = await store.roles.create({ name: unique('aud') }, admin.id)
+      await store.roles.update(role.id, { description: 'x' }, admin.id)
+      const page = await store.audit.admin.list({ resource_type: 'role', resource_id: role.id })
+      expect(page.data.map((e) => e.action)).toEqual(['update', 'create'])
+      expect(typeof page.data[0]?.changes).toBe('string')
+      const byActor = await store.audit.admin.list({
+        actor_id: admin.id,
+        action: 'update',
+        resource_type: 'role',
+      })
+      expect(byActor.data.map((e) => e.resource_id)).toContain(role.id)
+      const future = await store.audit.admin.list({ since: new Date(Date.now() + 60_000) })
+      expect(future.total).toBe(0)
+      for (const filter of [{ resource_type: 'table' }, { action: 'drop' }, { actor_id: 'x' }]) {
+        expect((await storeError(store.audit.admin.list(filter))).code).toBe('invalid_parameter')
+      }
+    })
+
+    it('refuses to update or delete audit rows at the database level', async () => {
+      await expect(store.db.execute(sql`UPDATE admin_audit_log SET action = 'x'`)).rejects.toThrow()
+      await expect(store.db.execute(sql`DELETE FROM query_audit_log`)).rejects.toThrow()
+      await expect(store.db.execute(sql`TRUNCATE admin_audit_log`)).rejects.toThrow()
+    })
+
+    it('rolls back a mutation that queued no audit entry', async () => {
+      const name = unique('ghost')
+      await expect(
+        store.context.mutate(admin.id, async (m) => {
+          await m.tx.insert(roles).values({ id: '0190f000-0000-7000-8000-0000000000f1', name })
+        }),
+      ).rejects.toBeInstanceOf(MissingAuditEntryError)
+      const rows = await store.db.select().from(roles).where(sql`${roles.name} = ${name}`)
+      expect(rows).toEqual([])
+    })
+
+    it('writes at least one audit entry in every mutating service method', async () => {
+      const before = await store.audit.admin.count()
+      const covered = await walkEveryMutation(store, admin)
+      const mutating = mutatingMethodNames(store)
+      expect(covered.sort()).toEqual(mutating.sort())
+      expect(await store.audit.admin.count()).toBeGreaterThan(before + covered.length - 1)
+    })
+  })
+}
+
+/** Read-only or non-admin-mutation methods; everything else on a service must be audited. */
+const READ_ONLY = new Set([
+  'constructor',
+  'get',
+  'list',
+  'findByUsername',
+  'findByName',
+  'getUserForAuth',
+  'verifyPassword',
+  'recordLogin',
+  'types',
+  'getConnection',
+  'impact',
+  'effectiveMembers',
+  'listUsers',
+  'listRoles',
+  'exposed',
+  'getVersion',
+  'validateExpression',
+  'listAnchors',
+])
+
+function mutatingMethodNames(store: Store): string[] {
+  const services = {
+    users: store.users,
+    roles: store.roles,
+    datasources: store.datasources,
+    access: store.access,
+    catalog: store.catalog,
+    policies: store.policies,
+    assignments: store.assignments,
+    attributes: store.attributes,
+    decisionFunctions: store.decisionFunctions,
+    relationships: store.relationships,
+  }
+  return Object.entries(services).flatMap(([name, service]) =>
+    Object.getOwnPropertyNames(Object.getPrototypeOf(service))
+      .filter((m) => !READ_ONLY.has(m))
+      .map((m) => `${name}.${m}`),
+  )
+}
+
+/** Calls every mutating method once, checking each one added audit entries. */
+async function walkEveryMutation(store: Store, admin: User): Promise<string[]> {
+  const covered: string[] = []
+  const step = async (name: string, fn: () => Promise<unknown>) => {
+    const before = await store.audit.admin.count()
+    await fn()
+    const after = await store.audit.admin.count()
+    if (after <= before) throw new Error(`${name} committed without an audit entry`)
+    covered.push(name)
+  }
+  const a = admin.id
+  let user!: User
+  await step('users.create', async () => {
+    user = await store.users.create({ username: unique('walk'), password: PASSWORD }, a)
+  })
+  await step('users.update', () => store.users.update(user.id, { display_name: 'W' }, a))
+  await step('users.setPassword', () =>
+    store.users.setPassword(user.id, { password: 'Other-Pass-1' }, a),
+  )
+  let role!: { id: string }
+  let parent!: { id: string }
+  await step('roles.create', async () => {
+    role = await store.roles.create({ name: unique('walk') }, a)
+    parent = await store.roles.create({ name: unique('walkp') }, a)
+  })
+  await step('roles.update', () => store.roles.update(role.id, { description: 'd' }, a))
+  await step('roles.addMembers', () => store.roles.addMembers(role.id, { user_ids: [user.id] }, a))
+  await step('roles.removeMember', () => store.roles.removeMember(role.id, user.id, a))
+  await step('roles.addParent', () =>
+    store.roles.addParent(role.id, { parent_role_id: parent.id }, a),
+  )
+  await step('roles.removeParent', () => store.roles.removeParent(role.id, parent.id, a))
+  let ds!: { id: string }
+  await step('datasources.create', async () => {
+    ds = await store.datasources.create({ name: unique('walk'), ds_type: 'pglite', config: {} }, a)
+  })
+  await step('datasources.update', () => store.datasources.update(ds.id, { pool_size: 2 }, a))
+  await step('access.setUsers', () => store.access.setUsers(ds.id, { user_ids: [user.id] }, a))
+  await step('access.setRoles', () => store.access.setRoles(ds.id, { role_ids: [role.id] }, a))
+  await step('access.setAll', () => store.access.setAll(ds.id, { enabled: true }, a))
+  const columns = [
+    { column_name: 'id', ordinal_position: 1, data_type: 'integer', is_nullable: false },
+    { column_name: 'pid', ordinal_position: 2, data_type: 'integer', is_nullable: true },
+  ]
+  await step('catalog.saveCatalog', () =>
+    store.catalog.saveCatalog(
+      ds.id,
+      [
+        {
+          schema_name: 'public',
+          is_selected: true,
+          tables: [
+            { table_name: 'a', is_selected: true, columns },
+            { table_name: 'b', is_selected: true, columns },
+          ],
+        },
+      ],
+      a,
+    ),
+  )
+  const tables = (await store.catalog.get(ds.id)).schemas[0]?.tables ?? []
+  let rel!: { id: string }
+  await step('relationships.create', async () => {
+    rel = await store.relationships.create(
+      ds.id,
+      {
+        child_table_id: tables[0]?.id as string,
+        child_column_name: 'pid',
+        parent_table_id: tables[1]?.id as string,
+        parent_column_name: 'id',
+      },
+      a,
+    )
+  })
+  let anchor!: { id: string }
+  await step('relationships.createAnchor', async () => {
+    anchor = await store.relationships.createAnchor(
+      ds.id,
+      {
+        child_table_id: tables[0]?.id as string,
+        resolved_column_name: 't',
+        relationship_id: rel.id,
+      },
+      a,
+    )
+  })
+  await step('relationships.deleteAnchor', () =>
+    store.relationships.deleteAnchor(ds.id, anchor.id, a),
+  )
+  await step('relationships.delete', () => store.relationships.delete(ds.id, rel.id, a))
+  let def!: { id: string }
+  await step('attributes.create', async () => {
+    def = await store.attributes.create(
+      { key: unique('k'), entity_type: 'user', value_type: 'string' },
+      a,
+    )
+  })
+  await step('attributes.update', () => store.attributes.update(def.id, { description: 'd' }, a))
+  await step('attributes.delete', () => store.attributes.delete(def.id, {}, a))
+  let fn!: { id: string }
+  await step('decisionFunctions.create', async () => {
+    fn = await store.decisionFunctions.create(
+      {
+        name: unique('fn'),
+        decision_fn: 'function evaluate() { return { fire: true } }',
+        evaluate_context: 'session',
+      },
+      a,
+    )
+  })
+  await step('decisionFunctions.update', () =>
+    store.decisionFunctions.update(fn.id, { version: 1, log_level: 'info' }, a),
+  )
+  await step('decisionFunctions.delete', () => store.decisionFunctions.delete(fn.id, a))
+  let policy!: { id: string }
+  await step('policies.create', async () => {
+    policy = await store.policies.create(
+      {
+        name: unique('p'),
+        policy_type: 'table_deny',
+        targets: [{ schemas: ['*'], tables: ['a'] }],
+      },
+      a,
+    )
+  })
+  await step('policies.update', () =>
+    store.policies.update(policy.id, { version: 1, description: 'd' }, a),
+  )
+  let assignment!: { id: string }
+  await step('assignments.assign', async () => {
+    assignment = await store.assignments.assign(ds.id, { policy_id: policy.id }, a)
+  })
+  await step('assignments.unassign', () => store.assignments.unassign(ds.id, assignment.id, a))
+  await step('policies.delete', () => store.policies.delete(policy.id, a))
+  await step('roles.delete', () => store.roles.delete(role.id, a))
+  await step('datasources.delete', () => store.datasources.delete(ds.id, a))
+  await step('users.delete', () => store.users.delete(user.id, a))
+  return covered
+}

@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import { type ChangeNotice, createStore, type Store } from '../src/index.js'
+import { TEST_SECRET_KEY } from './fixtures/pglite.js'
+import { bootstrapAdmin, unique } from './helpers.js'
+import { runResourceStoreCases } from './resource-store.cases.js'
+
+const url = process.env['PALISADE_TEST_PG_URL']
+const created: string[] = []
+
+/** A fresh database per store, so runs and blocks never see each other's rows. */
+async function freshDatabase(): Promise<string> {
+  const name = `palisade_test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.end()
+  }
+  created.push(name)
+  const target = new URL(url as string)
+  target.pathname = `/${name}`
+  return target.toString()
+}
+
+async function dropDatabases(): Promise<void> {
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  try {
+    for (const name of created) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  } finally {
+    await admin.end()
+  }
+}
+
+const open = (databaseUrl: string) => createStore({ databaseUrl, secretKey: TEST_SECRET_KEY })
+
+/** Waits until `predicate` holds over the collected notices, or fails after `ms`. */
+async function eventually(
+  notices: ChangeNotice[],
+  predicate: (n: ChangeNotice) => boolean,
+  ms = 5000,
+) {
+  const start = Date.now()
+  while (Date.now() - start < ms) {
+    if (notices.some(predicate)) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  throw new Error(`no matching notice within ${ms} ms: ${JSON.stringify(notices)}`)
+}
+
+describe.skipIf(!url)('store on PostgreSQL (PALISADE_TEST_PG_URL)', () => {
+  afterAll(dropDatabases)
+
+  runResourceStoreCases(async () => open(await freshDatabase()), { realConcurrency: true })
+
+  describe('several instances sharing one database', () => {
+    it('migrates once when two instances start together', async () => {
+      const db = await freshDatabase()
+      const stores = await Promise.all([open(db), open(db), open(db)])
+      const admin = await bootstrapAdmin(stores[0] as Store)
+      expect((await (stores[1] as Store).users.get(admin.id)).id).toBe(admin.id)
+      await Promise.all(stores.map((s) => s.close()))
+    })
+
+    it('delivers change events to other instances through NOTIFY with ids only', async () => {
+      const db = await freshDatabase()
+      const [a, b] = [await open(db), await open(db)]
+      const seenA: ChangeNotice[] = []
+      const seenB: ChangeNotice[] = []
+      a.changes.subscribe((n) => seenA.push(n))
+      b.changes.subscribe((n) => seenB.push(n))
+      const admin = await bootstrapAdmin(a)
+      const ds = await a.datasources.create(
+        { name: unique('ds'), ds_type: 'pglite', config: {} },
+        admin.id,
+      )
+      await a.access.setAll(ds.id, { enabled: true }, admin.id)
+      await eventually(
+        seenB,
+        (n) => n.type === 'ds' && n.datasourceId === ds.id && n.origin === 'remote',
+      )
+      expect(seenA).toEqual([{ type: 'ds', datasourceId: ds.id, origin: 'local' }])
+      await Promise.all([a.close(), b.close()])
+    })
+
+    it('builds sessions on one instance that reflect changes made through another', async () => {
+      const db = await freshDatabase()
+      const [a, b] = [await open(db), await open(db)]
+      const admin = await bootstrapAdmin(a)
+      const ds = await a.datasources.create(
+        { name: unique('x'), ds_type: 'pglite', config: {} },
+        admin.id,
+      )
+      await a.access.setUsers(ds.id, { user_ids: [admin.id] }, admin.id)
+      expect((await b.buildSessionInput(admin.username, ds.name)).policies).toEqual([])
+      const policy = await a.policies.create(
+        {
+          name: unique('p'),
+          policy_type: 'table_deny',
+          targets: [{ schemas: ['*'], tables: ['t'] }],
+        },
+        admin.id,
+      )
+      await a.assignments.assign(ds.id, { policy_id: policy.id }, admin.id)
+      await a.catalog.saveCatalog(
+        ds.id,
+        [{ schema_name: 'app', is_selected: true, tables: [] }],
+        admin.id,
+      )
+      const input = await b.buildSessionInput(admin.username, ds.name)
+      expect(input.policies.map((p) => p.id)).toEqual([policy.id])
+      expect(input.catalog.schemas.map((s) => s.name)).toEqual(['app'])
+      await Promise.all([a.close(), b.close()])
+    })
+
+    it('emits everyone once after the listener reconnects', async () => {
+      const db = await freshDatabase()
+      const store = await open(db)
+      const seen: ChangeNotice[] = []
+      store.changes.subscribe((n) => seen.push(n))
+      const killer = new pg.Client({ connectionString: db })
+      await killer.connect()
+      await killer.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE application_name = 'palisade-change-listener' AND datname = current_database()`,
+      )
+      await killer.end()
+      await eventually(seen, (n) => n.type === 'everyone' && n.origin === 'remote')
+      expect(seen.filter((n) => n.type === 'everyone')).toHaveLength(1)
+      await store.close()
+    })
+  })
+})
+
+describe.skipIf(Boolean(url))('store on PostgreSQL', () => {
+  it.skip('needs PALISADE_TEST_PG_URL (e.g. postgresql://postgres@127.0.0.1:5432/test) to run', () => {})
+})

@@ -1,0 +1,23 @@
+import type { Store } from '../src/index.js'
+import { auditCases } from './cases/audit.cases.js'
+import { datasourcesCases } from './cases/datasources.cases.js'
+import { policiesCases } from './cases/policies.cases.js'
+import { rolesCases } from './cases/roles.cases.js'
+import { sessionsCases } from './cases/sessions.cases.js'
+import { usersCases } from './cases/users.cases.js'
+
+/** Opens a fresh, migrated, empty store; each describe block gets its own. */
+export type MakeStore = () => Promise<Store>
+
+/** The store contract: every driver runs the same cases (drizzle's pg-common pattern). */
+export function runResourceStoreCases(
+  makeStore: MakeStore,
+  options: { realConcurrency: boolean },
+): void {
+  usersCases(makeStore)
+  rolesCases(makeStore)
+  datasourcesCases(makeStore)
+  policiesCases(makeStore, options)
+  sessionsCases(makeStore)
+  auditCases(makeStore)
+}
