@@ -11,6 +11,7 @@ export const SqlState = {
   UndefinedColumn: '42703',
   UndefinedFunction: '42883',
   UndefinedObject: '42704',
+  InvalidSchemaName: '3F000',
   InvalidParameterValue: '22023',
   ProgramLimitExceeded: '54000',
   StatementTooComplex: '54001',

@@ -8,12 +8,13 @@ import {
   UnsupportedStatementError,
 } from '../errors.js'
 import { isAllowedFunction, isAllowedOperator, REG_TYPES } from '../policy/function-allowlist.js'
-import { isAllowedType } from '../policy/type-allowlist.js'
 import { AGGREGATE_FUNCTIONS } from '../policy/function-kinds.js'
+import { isAllowedType } from '../policy/type-allowlist.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { SqlState } from '../sqlstate.js'
 import { functionSignature } from './function-signature.js'
 import { findPushdownCandidates, type PushdownCandidate } from './leakproof-conjuncts.js'
+import { parseQualifiedName, quoteName } from './qualified-name.js'
 import type { QueryFacts } from './query-facts.js'
 import type { TableReference } from './table-reference.js'
 
@@ -22,6 +23,8 @@ export interface QueryAnalysis {
   readonly references: ReadonlyMap<object, TableReference>
   /** CTE definitions renamed because the deparser cannot quote their names (by node identity). */
   readonly cteRenames: ReadonlyMap<object, string>
+  /** Object-name casts (by TypeCast identity) and the upstream name their literal becomes. */
+  readonly objectNames: ReadonlyMap<object, string>
   /** Leakproof user conjuncts per scan, copied inside fenced scans (design.md §2). */
   readonly pushdowns: ReadonlyMap<object, readonly PushdownCandidate[]>
   readonly facts: QueryFacts
@@ -40,6 +43,7 @@ export class QueryAnalyzer {
   readonly #references = new Map<object, TableReference>()
   readonly #cteRenames = new Map<object, string>()
   readonly #pushdowns = new Map<object, readonly PushdownCandidate[]>()
+  readonly #constants = new Map<object, string>()
   readonly #tables = new Map<string, QueryFacts['tables'][number]>()
   readonly #columns = new Set<string>()
   #joins = 0
@@ -58,6 +62,7 @@ export class QueryAnalyzer {
       references: this.#references,
       cteRenames: this.#cteRenames,
       pushdowns: this.#pushdowns,
+      objectNames: this.#constants,
       facts: {
         tables: [...this.#tables.values()],
         columns: [...this.#columns],
@@ -81,15 +86,14 @@ export class QueryAnalyzer {
     const body = (tag === undefined ? value : (value as Record<string, unknown>)[tag]) as NodeBody
     if (++this.#depth > 1000)
       throw new PalisadeError(SqlState.StatementTooComplex, 'statement is too complex')
-    try {
-      if (tag !== undefined && this.#visitNode(tag, body, scope)) return
+    // No try/finally: after a throw the analyzer is discarded, so the depth need not unwind.
+    if (tag === undefined || !this.#visitNode(tag, body, scope)) {
       for (const key in body) {
         const field = body[key]
         if (field !== null && typeof field === 'object') this.#visit(field, scope)
       }
-    } finally {
-      this.#depth--
     }
+    this.#depth--
   }
 
   /** Handles one node; returns true when its fields were already visited. */
@@ -120,6 +124,10 @@ export class QueryAnalyzer {
         for (const name of stringsOf((body as Pg.ColumnRef).fields).slice(-1)) {
           if (name !== '*') this.#columns.add(name)
         }
+        return true
+      case 'A_Const':
+      case 'ParamRef':
+      case 'String':
         return true
       case 'SubLink':
       case 'RangeSubselect':
@@ -229,6 +237,44 @@ export class QueryAnalyzer {
     if ((AGGREGATE_FUNCTIONS.has(name) && !call.over) || call.agg_star) this.#aggregation = true
   }
 
+  /**
+   * Casts to object identifier types look names up in the upstream catalog, so they are checked
+   * against the session's visible catalog instead: a visible table's name is rewritten to its
+   * upstream name, a hidden or missing one is `42P01` like any missing relation. Numbers and
+   * expressions would probe arbitrary objects and are refused.
+   */
+  #checkObjectNameCast(cast: Pg.TypeCast, type: string): void {
+    const text = (cast.arg as { A_Const?: Pg.A_Const } | undefined)?.A_Const?.sval?.sval
+    if (text === undefined || !['regclass', 'regtype', 'regnamespace'].includes(type)) {
+      throw new UnsupportedStatementError(`casts to ${type} of anything but a name`)
+    }
+    const names = parseQualifiedName(text)
+    if (type === 'regtype') {
+      if (!names || !isAllowedType(names)) throw undefinedType([text])
+      return
+    }
+    if (type === 'regnamespace') {
+      const schema = names?.length === 1 ? this.#session.schemas.get(names[0] as string) : undefined
+      if (!schema) {
+        throw new PalisadeError(SqlState.InvalidSchemaName, `schema "${text}" does not exist`)
+      }
+      this.#constants.set(cast, quoteName(schema.upstream))
+      return
+    }
+    const [catalog, schema, table] =
+      names?.length === 3
+        ? names
+        : names?.length === 2
+          ? [undefined, ...names]
+          : [undefined, undefined, names?.[0]]
+    const entry =
+      table === undefined || (catalog !== undefined && catalog !== this.#session.datasource.name)
+        ? undefined
+        : this.#session.findTable(schema, table)
+    if (!entry?.plan) throw new UndefinedTableError(text)
+    this.#constants.set(cast, `${quoteName(entry.exposed.schema)}.${quoteName(entry.exposed.name)}`)
+  }
+
   #checkOperator(expr: Pg.A_Expr): void {
     if (expr.kind !== 'AEXPR_OP' && expr.kind !== 'AEXPR_OP_ANY' && expr.kind !== 'AEXPR_OP_ALL')
       return
@@ -246,8 +292,8 @@ export class QueryAnalyzer {
     const type = names[names.length - 1] ?? ''
     if (!REG_TYPES.has(type) && !isAllowedType(names)) throw undefinedType(names)
     if (REG_TYPES.has(type)) {
-      // Casts to object identifiers probe the upstream catalog by name or number.
-      throw new UnsupportedStatementError(`casts to ${type}`)
+      this.#checkObjectNameCast(cast, type)
+      return
     }
     if ((type === 'bit' || type === 'varbit') && (cast.typeName?.typmods?.length ?? 0) === 0) {
       throw new UnsupportedStatementError('bit-string typed literals without a length')

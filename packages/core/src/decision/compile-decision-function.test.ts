@@ -6,6 +6,9 @@ import { loadDecisionRuntime } from './load-runtime.js'
 
 beforeAll(loadDecisionRuntime)
 
+/** Fuel normally stops a loop first; on a heavily loaded machine the time limit may. */
+const A_LIMIT = /^(fuel limit of 1,000,000|time limit of 100 ms) exceeded$/
+
 function compileError(source: string): DecisionCompileError {
   try {
     compileDecisionFunction(source)
@@ -63,15 +66,15 @@ describe('compileDecisionFunction', () => {
   })
 
   it('refuses source that tries to close the wrapper early', () => {
-    const escape =
+    const breakout =
       '}); globalThis.x = 1; (function () { function evaluate() { return { fire: true } }'
-    expect(compileError(escape).message).toMatch(/^syntax error/)
+    expect(compileError(breakout).message).toMatch(/^syntax error/)
   })
 
   it('runs the top level with the fuel limit', () => {
     const started = performance.now()
     const error = compileError('while (true) {}\nfunction evaluate() {}')
-    expect(error.message).toBe('fuel limit of 1,000,000 exceeded')
+    expect(error.message).toMatch(A_LIMIT)
     expect(performance.now() - started).toBeLessThan(1000)
   })
 
@@ -87,7 +90,7 @@ describe('compileDecisionFunction', () => {
   })
 
   it('compiles a 1 MB source without hanging', () => {
-    const filler = 'let total = 0\n' + 'total += 1\n'.repeat(100_000)
+    const filler = `let total = 0\n${'total += 1\n'.repeat(100_000)}`
     const source = `${filler}function evaluate() { return { fire: total > 0 } }`
     expect(source.length).toBeGreaterThan(1_000_000)
     const started = performance.now()
@@ -97,7 +100,7 @@ describe('compileDecisionFunction', () => {
 
   it('stops a 1 MB source whose top level never ends', () => {
     const source = `${'// padding\n'.repeat(90_000)}for (;;) {}\nfunction evaluate() {}`
-    expect(compileError(source).message).toBe('fuel limit of 1,000,000 exceeded')
+    expect(compileError(source).message).toMatch(A_LIMIT)
   })
 
   it('throws a clear error when the runtime was never loaded', async () => {

@@ -1,6 +1,7 @@
 import { sealArtifact, wrapDecisionSource } from './decision-artifact.js'
 import { DecisionCompileError } from './decision-compile-error.js'
 import { DECISION_PARSE_STACK_LIMIT_BYTES } from './decision-limits.js'
+import { decisionModule } from './load-runtime.js'
 import { runInSandbox } from './run-in-sandbox.js'
 import type { SandboxError } from './sandbox-error.js'
 
@@ -19,6 +20,10 @@ import type { SandboxError } from './sandbox-error.js'
 export function compileDecisionFunction(source: string): { artifact: string } {
   if (typeof source !== 'string' || source.trim() === '') {
     throw new DecisionCompileError('decision function source is empty')
+  }
+  if (decisionModule() === 'restarting') {
+    // Not the source's fault: the runtime is being replaced after a failure.
+    throw new Error('decision runtime is restarting after a failure; try again')
   }
   const body = wrapDecisionSource(source)
   const run = runInSandbox({ captureLogs: false }, (sandbox): SandboxError | undefined => {

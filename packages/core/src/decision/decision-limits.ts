@@ -30,8 +30,10 @@ export const DECISION_STACK_LIMIT_BYTES = 24 * 1024
  */
 export const DECISION_PARSE_STACK_LIMIT_BYTES = 12 * 1024
 
-/** Captured console output per evaluation: lines, and characters per line. */
+/** Console lines captured per evaluation; later lines are counted, not kept. */
 export const DECISION_LOG_MAX_LINES = 100
+
+/** Characters kept per console line. */
 export const DECISION_LOG_MAX_LINE_CHARS = 1_000
 
 /** Longest error message an evaluation reports. */

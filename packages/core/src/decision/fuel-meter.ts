@@ -40,9 +40,9 @@ export class FuelMeter {
     return this.#exceeded
   }
 
-  // A fresh context calls the handler at its first step and then every 10,000 steps, so
-  // calls - 1 full intervals have elapsed: a lower bound, exact to within one interval.
+  // A fresh context polls at its first step, which the sandbox's own set-up takes (before
+  // this handler is installed); after that QuickJS calls the handler every 10,000 steps.
   #used(): number {
-    return Math.max(0, this.#calls - 1) * FUEL_PER_INTERRUPT
+    return this.#calls * FUEL_PER_INTERRUPT
   }
 }

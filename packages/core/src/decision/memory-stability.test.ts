@@ -28,7 +28,7 @@ describe('memory across many evaluations', () => {
       const module = decisionModule()
       return module === 'restarting' ? 0 : module.getWasmMemory().buffer.byteLength
     }
-    for (let n = 1; n <= 1000; n++) run(n)
+    for (let n = 1; n <= 300; n++) run(n)
     const before = process.memoryUsage()
     const wasmBefore = wasmBytes()
     let fired = 0

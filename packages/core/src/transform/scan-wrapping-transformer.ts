@@ -29,7 +29,7 @@ export function wrapScans(
   analysis: QueryAnalysis,
   plans: ReadonlyMap<TableEntry, ScanPlan>,
 ): AstNode {
-  const mapper = (_node: AstNode, tag: string, body: NodeBody): AstNode | undefined => {
+  const mapper = (node: AstNode, tag: string, body: NodeBody): AstNode | undefined => {
     switch (tag) {
       case 'RangeVar':
         return replaceRangeVar(body as Pg.RangeVar, undefined)
@@ -50,7 +50,16 @@ export function wrapScans(
       case 'FuncCall':
         return identityCall(body as Pg.FuncCall)
       case 'ColumnRef':
-        return shortenQualifiedColumn(body as Pg.ColumnRef)
+        // Returning the node itself stops the walk: nothing inside a column reference changes.
+        return shortenQualifiedColumn(body as Pg.ColumnRef) ?? node
+      case 'A_Const':
+      case 'ParamRef':
+        return node
+      case 'TypeCast': {
+        const upstreamName = analysis.objectNames.get(body)
+        if (upstreamName === undefined) return undefined
+        return { TypeCast: { ...(body as Pg.TypeCast), arg: stringConst(upstreamName) } } as AstNode
+      }
       default:
         return undefined
     }

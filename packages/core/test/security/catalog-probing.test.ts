@@ -88,7 +88,11 @@ describeOnDatabases('row types of tables cannot be named', (db) => {
 
   it('keeps casts to built-in types working', async () => {
     const session = await makeSession(db().catalog)
-    const rows = await run(db(), session, "SELECT '1'::int AS a, CAST('2' AS smallint) AS b, '{1}'::int[] AS c, '2026-01-01'::date::text AS d, 'x'::varchar(3) AS e")
+    const rows = await run(
+      db(),
+      session,
+      "SELECT '1'::int AS a, CAST('2' AS smallint) AS b, '{1}'::int[] AS c, '2026-01-01'::date::text AS d, 'x'::varchar(3) AS e",
+    )
     expect(rows).toEqual([{ a: 1, b: 2, c: [1], d: '2026-01-01', e: 'x' }])
   })
 })

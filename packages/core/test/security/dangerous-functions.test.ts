@@ -53,13 +53,30 @@ describeOnDatabases(
       ).toBe('42883')
     })
 
-    it('refuses casts to object identifier types, hidden or not', async () => {
+    it('checks object-name casts against the visible catalog', async () => {
       const session = await makeSession(db().catalog, { policies: [hideSecrets] })
+      expect(await runError(db(), session, "SELECT 'public.secrets'::regclass")).toEqual({
+        code: '42P01',
+        message: 'relation "public.secrets" does not exist',
+      })
+      expect(await runError(db(), session, "SELECT 'secrets'::regclass")).toEqual(
+        await runError(db(), session, "SELECT 'secretz'::regclass").then((e) => ({
+          ...e,
+          message: e.message.replace('secretz', 'secrets'),
+        })),
+      )
+      expect(await run(db(), session, "SELECT 'orders'::regclass::text AS r")).toEqual([
+        { r: 'orders' },
+      ])
+      expect(await run(db(), session, "SELECT 'int4'::regtype::text AS t")).toEqual([
+        { t: 'integer' },
+      ])
+      expect((await runError(db(), session, "SELECT 'secrets'::regtype")).code).toBe('42704')
+      expect((await runError(db(), session, "SELECT 'nope'::regnamespace")).code).toBe('3F000')
       for (const sql of [
-        "SELECT 'public.secrets'::regclass",
-        "SELECT 'public.orders'::regclass",
         'SELECT 1::regclass',
-        "SELECT 'secrets'::regtype",
+        'SELECT (SELECT 1)::oid::regclass',
+        "SELECT 'f'::regproc",
       ]) {
         expect((await runError(db(), session, sql)).code, sql).toBe('0A000')
       }

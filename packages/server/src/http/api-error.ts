@@ -1,0 +1,40 @@
+/** One field-level problem in an error body (admin-api 1.4). */
+export interface ApiErrorDetail {
+  field: string
+  code: string
+  message: string
+}
+
+/**
+ * An admin-API failure raised by the HTTP layer itself (auth, routing, body parsing); store
+ * failures arrive as `StoreError` and are mapped by the error handler the same way.
+ */
+export class ApiError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly details: readonly ApiErrorDetail[]
+  /** Extra response headers, such as `Allow` on a 405. */
+  readonly headers: Readonly<Record<string, string>>
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    details: readonly ApiErrorDetail[] = [],
+    headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.name = 'ApiError'
+    this.status = status
+    this.code = code
+    this.details = details
+    this.headers = headers
+  }
+}
+
+/** 400 invalid_parameter naming one path or query parameter. */
+export function invalidParameter(field: string, message: string): ApiError {
+  return new ApiError(400, 'invalid_parameter', `${field} ${message}`, [
+    { field, code: 'invalid_type', message: `${field} ${message}` },
+  ])
+}

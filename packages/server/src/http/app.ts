@@ -1,0 +1,123 @@
+import type { Store } from '@palisade/store'
+import { Hono } from 'hono'
+import { cors } from 'hono/cors'
+import { requireAuth } from './auth.js'
+import type { AdminDeps, AdminEnv } from './env.js'
+import { createErrorHandler, errorResponse } from './error-handler.js'
+import { API_PREFIX } from './paths.js'
+import { requestHeaders } from './request-headers.js'
+import { type RouteSpec, registerRoutes } from './route-table.js'
+import { accessRoutes } from './routes/access.js'
+import { assignmentRoutes } from './routes/assignments.js'
+import { attributeRoutes } from './routes/attributes.js'
+import { auditRoutes } from './routes/audit.js'
+import { authRoutes } from './routes/auth.js'
+import { catalogRoutes } from './routes/catalog.js'
+import { datasourceRoutes } from './routes/datasources.js'
+import { decisionFunctionRoutes } from './routes/decision-functions.js'
+import { healthRoutes } from './routes/health.js'
+import { openApiRoute } from './routes/openapi.js'
+import { policyRoutes } from './routes/policies.js'
+import { relationshipRoutes } from './routes/relationships.js'
+import { roleRoutes } from './routes/roles.js'
+import { userRoutes } from './routes/users.js'
+
+/** Options of {@link createAdminApp}. */
+export interface AdminAppOptions {
+  store: Store
+  /** HS256 key for admin tokens; at least 32 bytes (admin-api 2). */
+  jwtSecret: string
+  /** Token lifetime; default 86400, allowed 300 to 2,592,000. */
+  tokenTtlSeconds?: number
+  /** Allowed CORS origins; CORS stays off when empty or absent. */
+  corsOrigins?: string[]
+  /** Structured log sink for internal errors; default writes JSON lines to stderr. */
+  logger?: (entry: Record<string, unknown>) => void
+  /** Reported by `/health` and the OpenAPI document. */
+  version?: string
+}
+
+const DEFAULT_TTL_SECONDS = 86_400
+
+function defaultLogger(entry: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`)
+}
+
+/** Every `/api/v1` route, in one table that serves routing, 405s and the OpenAPI document. */
+const API_ROUTES: readonly RouteSpec[] = [
+  ...authRoutes,
+  ...userRoutes,
+  ...datasourceRoutes,
+  ...catalogRoutes,
+  ...accessRoutes,
+  ...assignmentRoutes,
+  ...relationshipRoutes,
+  ...policyRoutes,
+  ...attributeRoutes,
+  ...decisionFunctionRoutes,
+  ...roleRoutes,
+  ...auditRoutes,
+]
+
+/**
+ * Builds the admin REST API (admin-api.md) as a Hono app; mount it with `@hono/node-server`
+ * or call `app.request()` in tests. Mutations are audited by the store with the token's user.
+ *
+ * ```ts
+ * const app = createAdminApp({ store, jwtSecret: process.env.PALISADE_ADMIN_JWT_SECRET! })
+ * serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 5435 })
+ * ```
+ */
+export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
+  if (Buffer.byteLength(options.jwtSecret) < 32) {
+    throw new Error('the admin jwt secret must be at least 32 bytes')
+  }
+  const ttl = options.tokenTtlSeconds ?? DEFAULT_TTL_SECONDS
+  if (!Number.isInteger(ttl) || ttl < 300 || ttl > 2_592_000) {
+    throw new Error('the admin token ttl must be an integer from 300 to 2592000 seconds')
+  }
+  const deps: AdminDeps = {
+    store: options.store,
+    jwtSecret: options.jwtSecret,
+    tokenTtlSeconds: ttl,
+    version: options.version ?? '0.0.0',
+    logger: options.logger ?? defaultLogger,
+  }
+  const apiRoutes: RouteSpec[] = [...API_ROUTES, openApiRoute(() => table)]
+  const table: (RouteSpec & { fullPath: string })[] = [
+    ...healthRoutes.map((r) => ({ ...r, fullPath: r.path })),
+    ...apiRoutes.map((r) => ({ ...r, fullPath: `${API_PREFIX}${r.path}` })),
+  ]
+
+  // `strict: false` makes `/users/` the same route as `/users` (admin-api 1.1).
+  const app = new Hono<AdminEnv>({ strict: false })
+  app.use('*', requestHeaders())
+  if (options.corsOrigins && options.corsOrigins.length > 0) {
+    app.use(
+      '*',
+      cors({
+        origin: options.corsOrigins,
+        allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        allowHeaders: ['Authorization', 'Content-Type'],
+        exposeHeaders: ['X-Request-Id', 'Location'],
+      }),
+    )
+  }
+  // Authentication precedes routing (check order step 1), so it also guards unknown paths.
+  app.use(API_PREFIX, requireAuth(deps.store, deps.jwtSecret))
+  app.use(`${API_PREFIX}/*`, requireAuth(deps.store, deps.jwtSecret))
+  registerRoutes(app, '', healthRoutes, deps)
+  registerRoutes(app, API_PREFIX, apiRoutes, deps)
+  app.notFound((c) => errorResponse(c, 404, 'not_found', 'route not found'))
+  app.onError(createErrorHandler(deps.logger))
+  return app
+}
+
+/** @internal The paths and methods of every route, for tests. */
+export function listAdminRoutes(): { method: string; path: string }[] {
+  return [
+    ...healthRoutes.map((r) => ({ method: r.method, path: r.path })),
+    ...API_ROUTES.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` })),
+    { method: 'GET', path: `${API_PREFIX}/openapi.json` },
+  ]
+}

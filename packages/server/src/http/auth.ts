@@ -1,0 +1,60 @@
+import { isStoreError, type Store, type User } from '@palisade/store'
+import type { MiddlewareHandler } from 'hono'
+import { ApiError } from './api-error.js'
+import type { AdminEnv } from './env.js'
+import { verifyToken } from './jwt.js'
+import { API_PREFIX, normalizePath } from './paths.js'
+
+/** Routes reachable without a token (admin-api 2). */
+const PUBLIC_PATHS = new Set([`${API_PREFIX}/auth/login`, `${API_PREFIX}/openapi.json`])
+/** Routes any valid token may use, admin or not. */
+const ANY_USER_PATHS = new Set([`${API_PREFIX}/auth/me`])
+
+const BEARER = /^bearer\s+(\S+)\s*$/i
+
+function invalidToken(): ApiError {
+  return new ApiError(401, 'invalid_token', 'the token is invalid or expired')
+}
+
+/**
+ * Resolves the bearer token to a user read fresh from the store (nothing cached), so a deleted,
+ * deactivated, demoted or re-passworded admin loses access on the next request.
+ */
+export async function authenticate(
+  store: Store,
+  header: string | undefined,
+  secret: string,
+): Promise<User> {
+  const match = header === undefined ? null : BEARER.exec(header)
+  if (!match?.[1]) throw new ApiError(401, 'unauthorized', 'a bearer token is required')
+  const claims = verifyToken(match[1], secret)
+  if (!claims) throw invalidToken()
+  let user: User
+  try {
+    user = await store.users.get(claims.sub)
+  } catch (error) {
+    if (isStoreError(error) && error.status === 404) throw invalidToken()
+    throw error
+  }
+  if (!user.is_active) throw invalidToken()
+  const changedAt = Math.floor(Date.parse(user.password_changed_at) / 1000)
+  if (claims.iat < changedAt) throw invalidToken()
+  return user
+}
+
+/**
+ * Step 1 of the admin-api 1.4 check order, before routing: 401 on every `/api/v1` path except
+ * login and the OpenAPI document, then 403 unless the user is an admin (except `/auth/me`).
+ */
+export function requireAuth(store: Store, secret: string): MiddlewareHandler<AdminEnv> {
+  return async (c, next) => {
+    const path = normalizePath(c.req.path)
+    if (PUBLIC_PATHS.has(path)) return next()
+    const user = await authenticate(store, c.req.header('authorization'), secret)
+    if (!user.is_admin && !ANY_USER_PATHS.has(path)) {
+      throw new ApiError(403, 'admin_required', 'admin access is required')
+    }
+    c.set('user', user)
+    return next()
+  }
+}

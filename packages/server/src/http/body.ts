@@ -1,0 +1,59 @@
+import { ApiError } from './api-error.js'
+
+/** Largest accepted request body (admin-api 1.1). */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+/** `application/json`, optionally with parameters such as `charset=utf-8`. */
+const JSON_TYPE = /^application\/json\s*(;|$)/i
+
+function tooLarge(): ApiError {
+  return new ApiError(413, 'payload_too_large', 'the request body is larger than 1 MiB')
+}
+
+function unsupported(): ApiError {
+  return new ApiError(415, 'unsupported_media_type', 'the request body must be application/json')
+}
+
+/**
+ * Step 3 of the check order: reads the raw body (at most 1 MiB + 1 byte, so a huge chunked
+ * body is never buffered whole) and enforces the content type (415) and size (413).
+ * Returns null when the request carries no body.
+ */
+export async function readRawBody(request: Request): Promise<Uint8Array | null> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN)
+  const isJson = JSON_TYPE.test(request.headers.get('content-type') ?? '')
+  if (declared > 0 && !isJson) throw unsupported()
+  if (declared > MAX_BODY_BYTES) throw tooLarge()
+  if (request.body === null) return null
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = request.body.getReader()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel()
+      if (!isJson) throw unsupported()
+      throw tooLarge()
+    }
+    chunks.push(value)
+  }
+  if (size === 0) return null
+  if (!isJson) throw unsupported()
+  return Buffer.concat(chunks)
+}
+
+/** Step 5: parses JSON text, or 400 malformed_json; an empty required body is malformed too. */
+export function parseJsonBody(raw: Uint8Array | null, required: boolean): unknown {
+  if (raw === null) {
+    if (required) throw new ApiError(400, 'malformed_json', 'a json request body is required')
+    return undefined
+  }
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(raw)
+    return JSON.parse(text)
+  } catch {
+    throw new ApiError(400, 'malformed_json', 'the request body is not valid json')
+  }
+}

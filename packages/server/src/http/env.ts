@@ -1,0 +1,23 @@
+import type { Store, User } from '@palisade/store'
+
+/** Per-request values the middleware chain hands to later handlers. */
+export interface AdminVariables {
+  /** The response's `X-Request-Id`. */
+  requestId: string
+  /** The authenticated user, read from the store on this request. */
+  user: User
+}
+
+/** Hono environment of the admin app. */
+export interface AdminEnv {
+  Variables: AdminVariables
+}
+
+/** What every route handler can reach besides the request. */
+export interface AdminDeps {
+  store: Store
+  jwtSecret: string
+  tokenTtlSeconds: number
+  version: string
+  logger: (entry: Record<string, unknown>) => void
+}

@@ -1,0 +1,115 @@
+import { toJsonSchema } from '@valibot/to-json-schema'
+import type * as v from 'valibot'
+import type { RouteSpec } from './route-table.js'
+
+type Json = Record<string, unknown>
+
+/** Valibot to JSON Schema 2020-12 (OpenAPI 3.1); `check` steps have no JSON form and are skipped. */
+function jsonSchema(schema: v.GenericSchema): Json {
+  return toJsonSchema(schema, { target: 'draft-2020-12', errorMode: 'ignore' }) as Json
+}
+
+function isOptional(schema: v.GenericSchema): boolean {
+  return schema.type === 'optional' || schema.type === 'nullish'
+}
+
+function parameters(
+  location: 'path' | 'query',
+  schema: { entries: Record<string, v.GenericSchema> } | undefined,
+): Json[] {
+  if (!schema) return []
+  return Object.entries(schema.entries).map(([name, entry]) => {
+    const { $schema: _drop, ...rest } = jsonSchema(entry)
+    return { name, in: location, required: location === 'path' || !isOptional(entry), schema: rest }
+  })
+}
+
+const ERROR_REF = { $ref: '#/components/responses/Error' }
+
+function operation(route: RouteSpec): Json {
+  const op: Json = {
+    operationId: `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, ch: string | undefined) => (ch ? ch.toUpperCase() : ''))}`,
+    summary: route.summary,
+    tags: [route.tag],
+    parameters: [...parameters('path', route.params), ...parameters('query', route.query)],
+    responses: {
+      [String(route.status)]: {
+        description: route.status === 204 ? 'No content' : 'Success',
+        ...(route.status === 204
+          ? {}
+          : { content: { 'application/json': { schema: { type: ['object', 'array'] } } } }),
+      },
+      default: ERROR_REF,
+    },
+  }
+  if (route.auth === 'none') op['security'] = []
+  if (route.body) {
+    const { $schema: _drop, ...schema } = jsonSchema(route.body)
+    op['requestBody'] = { required: true, content: { 'application/json': { schema } } }
+  }
+  return op
+}
+
+/**
+ * Builds the OpenAPI 3.1 document from the route table itself: every registered route and the
+ * valibot schemas that validate it, so the document cannot drift from the implementation.
+ */
+export function buildOpenApi(
+  routes: readonly (RouteSpec & { fullPath: string })[],
+  version: string,
+): Json {
+  const paths: Record<string, Json> = {}
+  for (const route of routes) {
+    const item = paths[route.fullPath] ?? {}
+    item[route.method.toLowerCase()] = operation(route)
+    paths[route.fullPath] = item
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Palisade admin API',
+      version,
+      description: 'Admin plane of Palisade. See docs/admin-api.md for the full contract.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: {
+                code: { type: 'string' },
+                message: { type: 'string' },
+                details: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['field', 'code', 'message'],
+                    properties: {
+                      field: { type: 'string' },
+                      code: { type: 'string' },
+                      message: { type: 'string' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        Error: {
+          description: 'Error envelope (admin-api 1.4)',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
+      },
+    },
+  }
+}

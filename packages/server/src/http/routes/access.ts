@@ -1,0 +1,79 @@
+import { noContent } from '../responses.js'
+import { defineRoute, type RouteSpec } from '../route-table.js'
+import { allAccessBody, roleAccessBody, userAccessBody } from '../schemas/access.js'
+import { idParams } from '../schemas/common.js'
+
+const TAG = 'access'
+
+/** Datasource access lists (admin-api 8); the replacements accept PUT only. */
+export const accessRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/datasources/{id}/access',
+    summary: 'Access summary of a datasource',
+    tag: TAG,
+    status: 200,
+    params: idParams,
+    handler: async ({ c, deps, params }) => c.json(await deps.store.access.get(params.id)),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/datasources/{id}/users',
+    summary: 'Users with direct access',
+    tag: TAG,
+    status: 200,
+    params: idParams,
+    handler: async ({ c, deps, params }) => c.json(await deps.store.access.listUsers(params.id)),
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/datasources/{id}/users',
+    summary: 'Replace the user-scoped access list',
+    tag: TAG,
+    status: 204,
+    params: idParams,
+    body: userAccessBody,
+    exists: (deps, p) => deps.store.datasources.get(p.id),
+    async handler({ c, deps, params, body, actorId }) {
+      await deps.store.access.setUsers(params.id, body, actorId)
+      return noContent(c)
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/datasources/{id}/access/roles',
+    summary: 'Roles with access',
+    tag: TAG,
+    status: 200,
+    params: idParams,
+    handler: async ({ c, deps, params }) => c.json(await deps.store.access.listRoles(params.id)),
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/datasources/{id}/access/roles',
+    summary: 'Replace the role-scoped access list',
+    tag: TAG,
+    status: 204,
+    params: idParams,
+    body: roleAccessBody,
+    exists: (deps, p) => deps.store.datasources.get(p.id),
+    async handler({ c, deps, params, body, actorId }) {
+      await deps.store.access.setRoles(params.id, body, actorId)
+      return noContent(c)
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/datasources/{id}/access/all',
+    summary: 'Turn access for everyone on or off',
+    tag: TAG,
+    status: 204,
+    params: idParams,
+    body: allAccessBody,
+    exists: (deps, p) => deps.store.datasources.get(p.id),
+    async handler({ c, deps, params, body, actorId }) {
+      await deps.store.access.setAll(params.id, body, actorId)
+      return noContent(c)
+    },
+  }),
+]

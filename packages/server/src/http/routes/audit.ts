@@ -1,0 +1,55 @@
+import { oneSpelling, toPageInput } from '../pagination.js'
+import { defineRoute, type RouteSpec } from '../route-table.js'
+import { adminAuditQuery, queryAuditQuery } from '../schemas/audit.js'
+
+const TAG = 'audit'
+
+/** `from`/`since`, `to`/`until` and `page_size`/`limit` must agree when both are given. */
+function timeAndPage(query: Record<string, string | undefined>) {
+  const pageSize = oneSpelling(query, 'page_size', 'limit')
+  const paging = toPageInput({ page: query['page'], page_size: pageSize })
+  const from = oneSpelling(query, 'from', 'since')
+  const to = oneSpelling(query, 'to', 'until')
+  return { ...paging, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }
+}
+
+/** Both append-only audit logs (admin-api 16); there are no write routes, so others are 405. */
+export const auditRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/audit/queries',
+    summary: 'Query audit log, newest first',
+    tag: TAG,
+    status: 200,
+    query: queryAuditQuery,
+    async handler({ c, deps, query }) {
+      return c.json(
+        await deps.store.audit.queries.list({
+          ...timeAndPage(query),
+          user_id: query.user_id,
+          datasource_id: query.datasource_id,
+          status: query.status,
+        }),
+      )
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/audit/admin',
+    summary: 'Admin audit log, newest first',
+    tag: TAG,
+    status: 200,
+    query: adminAuditQuery,
+    async handler({ c, deps, query }) {
+      return c.json(
+        await deps.store.audit.admin.list({
+          ...timeAndPage(query),
+          resource_type: query.resource_type,
+          resource_id: query.resource_id,
+          actor_id: query.actor_id,
+          action: query.action,
+        }),
+      )
+    },
+  }),
+]

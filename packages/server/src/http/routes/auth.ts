@@ -1,0 +1,45 @@
+import { ApiError } from '../api-error.js'
+import { signToken } from '../jwt.js'
+import { defineRoute, type RouteSpec } from '../route-table.js'
+import { loginBody } from '../schemas/auth.js'
+
+/** `POST /auth/login` and `GET /auth/me` (admin-api 2); login is not audited. */
+export const authRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'POST',
+    path: '/auth/login',
+    summary: 'Exchange admin credentials for a bearer token',
+    tag: 'auth',
+    auth: 'none',
+    status: 200,
+    body: loginBody,
+    async handler({ c, deps, body }) {
+      const user = await deps.store.users.verifyPassword(body.username, body.password)
+      // Unknown user, wrong password and inactive user all answer the same (admin-api 2).
+      if (!user) throw new ApiError(401, 'invalid_credentials', 'invalid username or password')
+      if (!user.is_admin) throw new ApiError(403, 'admin_required', 'admin access is required')
+      await deps.store.users.recordLogin(user.id)
+      const iat = Math.floor(Date.now() / 1000)
+      const exp = iat + deps.tokenTtlSeconds
+      const token = signToken(
+        { sub: user.id, username: user.username, is_admin: true, iat, exp },
+        deps.jwtSecret,
+      )
+      return c.json({
+        token,
+        token_type: 'Bearer',
+        expires_at: new Date(exp * 1000).toISOString(),
+        user: await deps.store.users.get(user.id),
+      })
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/auth/me',
+    summary: 'The user of the token (admin or not)',
+    tag: 'auth',
+    auth: 'user',
+    status: 200,
+    handler: ({ c }) => c.json(c.get('user')),
+  }),
+]

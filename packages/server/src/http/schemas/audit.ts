@@ -1,0 +1,75 @@
+import * as v from 'valibot'
+import { auditPageQuery } from '../pagination.js'
+import { uuid } from './common.js'
+
+/** RFC 3339 date-time; a value without a zone is read as UTC (admin-api 1.2). */
+const dateTime = v.pipe(
+  v.string(),
+  v.regex(
+    /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?([Zz]|[+-]\d{2}:?\d{2})?$/,
+    'must be an RFC 3339 date-time',
+  ),
+  v.check(
+    (s) => !Number.isNaN(Date.parse(/[zZ]|[+-]\d{2}:?\d{2}$/.test(s) ? s : `${s}Z`)),
+    'must be a valid date-time',
+  ),
+)
+
+const timeFilters = {
+  from: v.optional(dateTime),
+  to: v.optional(dateTime),
+  since: v.optional(dateTime),
+  until: v.optional(dateTime),
+}
+
+/** The resource types of admin-api 1.6. */
+export const AUDIT_RESOURCE_TYPES = [
+  'user',
+  'datasource',
+  'policy',
+  'policy_assignment',
+  'role',
+  'role_member',
+  'role_inheritance',
+  'data_source_access',
+  'attribute_definition',
+  'decision_function',
+  'table_relationship',
+  'column_anchor',
+] as const
+
+/** The actions of spec 2.2. */
+export const AUDIT_ACTIONS = [
+  'create',
+  'update',
+  'delete',
+  'assign',
+  'unassign',
+  'add_member',
+  'remove_member',
+  'add_parent',
+  'remove_parent',
+  'grant_access',
+  'revoke_access',
+] as const
+
+/** Query of `GET /audit/queries` (admin-api 16.1). */
+export const queryAuditQuery = v.object({
+  ...auditPageQuery,
+  ...timeFilters,
+  user_id: v.optional(uuid),
+  datasource_id: v.optional(uuid),
+  status: v.optional(
+    v.picklist(['success', 'error', 'denied'], 'expected success, error or denied'),
+  ),
+})
+
+/** Query of `GET /audit/admin` (admin-api 16.2). */
+export const adminAuditQuery = v.object({
+  ...auditPageQuery,
+  ...timeFilters,
+  resource_type: v.optional(v.picklist(AUDIT_RESOURCE_TYPES, 'is not an audited resource type')),
+  resource_id: v.optional(uuid),
+  actor_id: v.optional(uuid),
+  action: v.optional(v.picklist(AUDIT_ACTIONS, 'is not an audit action')),
+})

@@ -1,0 +1,28 @@
+import * as v from 'valibot'
+import { pageQuery } from '../pagination.js'
+import { intRange, jsonObject, optionalBoolean, search, text } from './common.js'
+
+const dsFields = {
+  name: v.pipe(
+    text(1, 64),
+    v.regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'must match [A-Za-z][A-Za-z0-9_-]*'),
+  ),
+  ds_type: v.picklist(['postgres', 'pglite'], 'expected postgres or pglite'),
+  /** Keys per `ds_type` (admin-api 6.2) are checked by the store, which knows the merge rules. */
+  config: jsonObject,
+  access_mode: v.nullish(
+    v.picklist(['open', 'policy_required'], 'expected open or policy_required'),
+  ),
+  is_active: optionalBoolean,
+  statement_timeout_ms: v.nullish(intRange(0, 86_400_000)),
+  pool_size: v.nullish(intRange(1, 200)),
+}
+
+/** Body of `POST /datasources`. */
+export const createDatasourceBody = v.object(dsFields)
+
+/** Body of `PUT`/`PATCH /datasources/{id}`. */
+export const updateDatasourceBody = v.partial(v.object(dsFields))
+
+/** Query of `GET /datasources`. */
+export const listDatasourcesQuery = v.object({ ...pageQuery, search })
