@@ -66,19 +66,30 @@ const queries: [string, string, (i: number) => unknown[]][] = [
   ],
 ]
 
-async function time(
+/** Times both variants alternately, so load on the machine affects them alike; medians in ms. */
+async function timePair(
   client: pg.Client,
-  sql: string,
+  a: string,
+  b: string,
   params: (i: number) => unknown[],
-): Promise<number> {
-  for (let i = 0; i < 20; i++) await client.query(sql, params(i))
-  const samples: number[] = []
-  for (let i = 0; i < ITERATIONS; i++) {
-    const start = process.hrtime.bigint()
-    await client.query(sql, params(i))
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6)
+): Promise<[number, number]> {
+  for (let i = 0; i < 20; i++) {
+    await client.query(a, params(i))
+    await client.query(b, params(i))
   }
-  return summarize(samples).median
+  const samplesA: number[] = []
+  const samplesB: number[] = []
+  for (let i = 0; i < ITERATIONS; i++) {
+    for (const [sql, samples] of [
+      [a, samplesA],
+      [b, samplesB],
+    ] as const) {
+      const start = process.hrtime.bigint()
+      await client.query(sql, params(i))
+      samples.push(Number(process.hrtime.bigint() - start) / 1e6)
+    }
+  }
+  return [summarize(samplesA).median, summarize(samplesB).median]
 }
 
 export async function run(): Promise<void> {
@@ -109,8 +120,7 @@ export async function run(): Promise<void> {
       const fenced = rewrite(sql, session).statements[0]?.sql ?? ''
       // The baseline is the same rewrite without the fence: only a benchmark may build it.
       const unfenced = fenced.replaceAll(' OFFSET 0', '')
-      const base = await time(client, unfenced, params)
-      const withFence = await time(client, fenced, params)
+      const [base, withFence] = await timePair(client, unfenced, fenced, params)
       console.log(
         `| ${name} | ${fmt(base, 3)} | ${fmt(withFence, 3)} | ${fmt(withFence / base, 2)}× |`,
       )

@@ -8,11 +8,19 @@
  * const plane = await createDataPlane({ store, port: 5434 })
  * ```
  */
+
+export { type Demo, type DemoOptions, startDemo } from './cli/demo.js'
 export {
   type DataPlaneConfig,
   DEFAULT_DATA_PLANE_CONFIG,
   dataPlaneConfigFromEnv,
 } from './config.js'
+export {
+  createServer,
+  type PalisadeServer,
+  type ServerConfig,
+  type TlsFiles,
+} from './create-server.js'
 export type {
   AuditRow,
   DataPlaneBackend,
@@ -24,7 +32,10 @@ export {
   type DataPlane,
   type DataPlaneOptions,
 } from './data-plane/create-data-plane.js'
+export type { SessionEvent } from './data-plane/live-session.js'
 export { createStoreBackend } from './data-plane/store-backend.js'
+export { type AdminAppOptions, createAdminApp } from './http/index.js'
+export { createLogger, type Logger, type LogLevel } from './logging/logger.js'
 export { WireError, WireSqlState } from './pgwire/wire-error.js'
 export { createPgliteUpstream, type PgliteUpstreamOptions } from './upstream/pglite-upstream.js'
 export { PostgresPool } from './upstream/postgres-pool.js'

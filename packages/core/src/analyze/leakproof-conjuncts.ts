@@ -107,11 +107,65 @@ function columnOf(
     : { qualifier: names[0], name: names[1] as string }
 }
 
-/** A literal or parameter, optionally cast: its value cannot depend on any row. */
+const ARITHMETIC = new Set(['+', '-', '*', '/', '%', '||'])
+const CLOCK_FUNCTIONS = new Set([
+  'now',
+  'current_date',
+  'current_timestamp',
+  'localtimestamp',
+  'statement_timestamp',
+  'transaction_timestamp',
+])
+const CLOCK_VALUES = new Set([
+  'SVFOP_CURRENT_DATE',
+  'SVFOP_CURRENT_TIME',
+  'SVFOP_CURRENT_TIME_N',
+  'SVFOP_CURRENT_TIMESTAMP',
+  'SVFOP_CURRENT_TIMESTAMP_N',
+  'SVFOP_LOCALTIME',
+  'SVFOP_LOCALTIME_N',
+  'SVFOP_LOCALTIMESTAMP',
+  'SVFOP_LOCALTIMESTAMP_N',
+])
+
+/**
+ * A value that cannot depend on any row: literals, parameters, casts of them, arithmetic on
+ * them and the statement clock. Never a column, a subquery (its tables would be copied inside
+ * the fence unwrapped) or an identity function (the proxy substitutes those above the fence).
+ */
 function isConstant(node: AstNode | undefined): boolean {
   const tag = tagOf(node)
-  if (tag === 'A_Const' || tag === 'ParamRef') return true
-  if (tag === 'TypeCast')
-    return isConstant((node as { TypeCast: Pg.TypeCast }).TypeCast.arg as AstNode)
-  return false
+  switch (tag) {
+    case 'A_Const':
+    case 'ParamRef':
+      return true
+    case 'TypeCast':
+      return isConstant((node as { TypeCast: Pg.TypeCast }).TypeCast.arg as AstNode)
+    case 'A_Expr': {
+      const expr = (node as { A_Expr: Pg.A_Expr }).A_Expr
+      const op = stringsOf(expr.name)
+      return (
+        expr.kind === 'AEXPR_OP' &&
+        op.length === 1 &&
+        ARITHMETIC.has(op[0] as string) &&
+        (expr.lexpr === undefined || isConstant(expr.lexpr as AstNode)) &&
+        isConstant(expr.rexpr as AstNode)
+      )
+    }
+    case 'SQLValueFunction':
+      return CLOCK_VALUES.has(
+        (node as { SQLValueFunction: Pg.SQLValueFunction }).SQLValueFunction.op ?? '',
+      )
+    case 'FuncCall': {
+      const call = (node as { FuncCall: Pg.FuncCall }).FuncCall
+      const names = stringsOf(call.funcname)
+      return (
+        names.length === 1 &&
+        CLOCK_FUNCTIONS.has(names[0] as string) &&
+        (call.args?.length ?? 0) === 0
+      )
+    }
+    default:
+      return false
+  }
 }

@@ -1,15 +1,14 @@
-import { sealArtifact, wrapDecisionSource } from './decision-artifact.js'
+import { compileInThread } from './compile-in-thread.js'
 import { DecisionCompileError } from './decision-compile-error.js'
-import { DECISION_PARSE_STACK_LIMIT_BYTES } from './decision-limits.js'
-import { decisionModule } from './load-runtime.js'
-import { runInSandbox } from './run-in-sandbox.js'
-import type { SandboxError } from './sandbox-error.js'
+import { callDecisionWorker, HARD_LIMIT_MS } from './decision-worker-client.js'
+import { isDecisionWorkerThread } from './worker-thread-flag.js'
 
 /**
  * Compiles a decision function at save time (spec 2.3, admin API 13.1): checks the source
  * parses as a strict script, wraps it in a strict-mode function, runs the top level once in
  * the sandbox (with the full limits) and checks that `evaluate` is a function. QuickJS cannot
  * export bytecode, so the artifact is the checked, wrapped source plus a checksum line.
+ * Runs in the decision worker, which is terminated if it passes the hard time limit.
  * Synchronous; `loadDecisionRuntime()` must have been awaited.
  *
  * ```ts
@@ -18,32 +17,24 @@ import type { SandboxError } from './sandbox-error.js'
  * ```
  */
 export function compileDecisionFunction(source: string): { artifact: string } {
+  if (isDecisionWorkerThread()) return compileInThread(source)
   if (typeof source !== 'string' || source.trim() === '') {
     throw new DecisionCompileError('decision function source is empty')
   }
-  if (decisionModule() === 'restarting') {
-    // Not the source's fault: the runtime is being replaced after a failure.
+  const response = callDecisionWorker({ op: 'compile', source }, HARD_LIMIT_MS.compile)
+  if (response === undefined) {
+    // Not the source's fault: the worker is starting or being replaced.
     throw new Error('decision runtime is restarting after a failure; try again')
   }
-  const body = wrapDecisionSource(source)
-  const run = runInSandbox({ captureLogs: false }, (sandbox): SandboxError | undefined => {
-    const parseOptions = { strict: true, stackLimit: DECISION_PARSE_STACK_LIMIT_BYTES }
-    const syntax = sandbox.parse(source, parseOptions)
-    if (syntax) return syntaxError(syntax)
-    const wrapped = sandbox.parse(body, parseOptions)
-    if (wrapped) return { message: `source cannot be wrapped in a function: ${wrapped.message}` }
-    return sandbox.check(body)
-  })
-  if (!run.ok)
-    throw new DecisionCompileError(`decision function could not be compiled: ${run.error}`)
-  if (run.value) throw new DecisionCompileError(run.value.message, run.value)
-  return { artifact: sealArtifact(body) }
-}
-
-function syntaxError(error: SandboxError): SandboxError {
-  if (error.message.endsWith('stack overflow') || error.message.startsWith('stack limit')) {
-    return { message: 'decision function is nested too deeply to compile' }
+  if (response === 'timeout') {
+    throw new DecisionCompileError(
+      `decision function could not be compiled: it ran past the ${HARD_LIMIT_MS.compile} ms limit`,
+    )
   }
-  const at = error.line === undefined ? '' : ` at line ${error.line}, column ${error.column ?? 1}`
-  return { ...error, message: `syntax error${at}: ${error.message.replace(/^SyntaxError: /, '')}` }
+  if (response.ok && response.artifact !== undefined) return { artifact: response.artifact }
+  if (!response.ok && response.compileError) {
+    const { message, ...position } = response.compileError
+    throw new DecisionCompileError(message, position)
+  }
+  throw new Error(`decision worker failed: ${response.ok ? 'no artifact' : response.error}`)
 }

@@ -1,7 +1,9 @@
 import type { DecisionContext, DecisionEvaluation, DecisionLogLevel } from './decision.types.js'
 import { openArtifact } from './decision-artifact.js'
+import { callDecisionWorker, HARD_LIMIT_MS } from './decision-worker-client.js'
 import { runInSandbox } from './run-in-sandbox.js'
 import { isSandboxError } from './sandbox-error.js'
+import { isDecisionWorkerThread } from './worker-thread-flag.js'
 
 /**
  * Evaluates a compiled decision function in a fresh sandbox: `evaluate(ctx, config)` must
@@ -16,7 +18,40 @@ export function evaluateDecision(
   config: unknown,
   options: { logLevel?: DecisionLogLevel } = {},
 ): DecisionEvaluation {
-  return evaluateUnchecked(artifact, ctx, config, options.logLevel ?? 'off')
+  return evaluateIsolated(artifact, ctx, config, options.logLevel ?? 'off')
+}
+
+/**
+ * @internal Evaluates in the decision worker, which the main thread terminates when it runs past
+ * the hard limit; inside the worker itself, evaluates in place.
+ */
+export function evaluateIsolated(
+  artifact: string | null,
+  ctx: unknown,
+  config: unknown,
+  logLevel: DecisionLogLevel,
+): DecisionEvaluation {
+  if (isDecisionWorkerThread()) return evaluateUnchecked(artifact, ctx, config, logLevel)
+  const started = performance.now()
+  const failed = (error: string): DecisionEvaluation => ({
+    fire: null,
+    error,
+    fuelConsumed: 0,
+    timeUs: Math.round((performance.now() - started) * 1000),
+    logs: [],
+  })
+  const response = callDecisionWorker(
+    { op: 'evaluate', artifact, ctx, config, logLevel },
+    HARD_LIMIT_MS.evaluate,
+  )
+  if (response === undefined) return failed('decision sandbox is starting or restarting')
+  if (response === 'timeout') {
+    return failed(`decision function exceeded the ${HARD_LIMIT_MS.evaluate} ms time limit`)
+  }
+  if (!response.ok || !response.evaluation) {
+    return failed(response.ok ? 'decision worker sent no evaluation' : (response.error ?? 'failed'))
+  }
+  return response.evaluation
 }
 
 /** @internal `evaluateDecision` for a context of any shape (the test route passes it as given). */

@@ -3,6 +3,8 @@ import {
   type QuickJSWASMModule,
   RELEASE_SYNC,
 } from 'quickjs-emscripten'
+import { startDecisionWorker } from './decision-worker-client.js'
+import { isDecisionWorkerThread } from './worker-thread-flag.js'
 
 let current: QuickJSWASMModule | undefined
 let loading: Promise<QuickJSWASMModule> | undefined
@@ -13,6 +15,8 @@ let everLoaded = false
  * Await it before `compileDecisionFunction` or `evaluateDecision`, which are synchronous.
  */
 export async function loadDecisionRuntime(): Promise<void> {
+  // The main thread runs functions in the decision worker; it loads QuickJS there.
+  if (!isDecisionWorkerThread()) await startDecisionWorker()
   if (current) return
   loading ??= newQuickJSWASMModuleFromVariant(RELEASE_SYNC).then(
     async (module) => {

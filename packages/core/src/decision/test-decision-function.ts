@@ -1,7 +1,7 @@
 import { compileDecisionFunction } from './compile-decision-function.js'
 import type { DecisionTestInput, DecisionTestResult } from './decision.types.js'
 import { DecisionCompileError } from './decision-compile-error.js'
-import { evaluateUnchecked } from './evaluate-decision.js'
+import { evaluateIsolated } from './evaluate-decision.js'
 import { loadDecisionRuntime } from './load-runtime.js'
 
 /**
@@ -19,7 +19,7 @@ export async function testDecisionFunction(input: DecisionTestInput): Promise<De
     throw error
   }
   const ctx = contextFor(input.testContext, input.evaluateContext)
-  const evaluation = evaluateUnchecked(artifact, ctx, input.decisionConfig, 'info')
+  const evaluation = evaluateIsolated(artifact, ctx, input.decisionConfig, 'info')
   const result = {
     fuel_consumed: evaluation.fuelConsumed,
     time_us: evaluation.timeUs,

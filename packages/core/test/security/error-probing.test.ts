@@ -114,3 +114,29 @@ describeOnDatabases('error-based probing cannot see rows a filter excludes', (db
     expect(inner).not.toContain('lower')
   })
 })
+
+describeOnDatabases('what may be copied inside the fence', (db) => {
+  it('copies range bounds computed from parameters and the clock, never subqueries', async () => {
+    const session = await makeSession(db().catalog, { policies: [tenantFilter] })
+    const inner = (sql: string) => {
+      const text = rewrite(sql, session).statements[0]?.sql ?? ''
+      return text.slice(text.indexOf('FROM public.orders'), text.indexOf('OFFSET 0'))
+    }
+    expect(inner('SELECT id FROM orders WHERE id BETWEEN $1 AND $1 + 500')).toContain('BETWEEN')
+    expect(inner("SELECT id FROM orders WHERE created_at > now() - interval '1 day'")).toContain(
+      'now()',
+    )
+    expect(inner('SELECT id FROM orders WHERE id = (SELECT max(id) FROM customers)')).not.toContain(
+      'customers',
+    )
+    expect(inner('SELECT id FROM orders WHERE note = current_user')).not.toContain('note')
+    expect(
+      await run(
+        db(),
+        session,
+        'SELECT id FROM orders WHERE id BETWEEN $1 AND $1 + 2 ORDER BY id',
+        [2],
+      ),
+    ).toEqual([{ id: 3 }])
+  })
+})

@@ -8,7 +8,7 @@ import {
   UpstreamRegistry,
 } from '../upstream/upstream-registry.js'
 import type { DataPlaneBackend } from './backend.js'
-import { SessionRegistry } from './live-session.js'
+import { type SessionEvent, SessionRegistry } from './live-session.js'
 import { createStoreBackend } from './store-backend.js'
 
 /** Options of `createDataPlane`: a store (or a backend) plus listener settings. */
@@ -21,6 +21,8 @@ export interface DataPlaneOptions extends Partial<DataPlaneConfig> {
   upstreamFactory?: UpstreamFactory
   /** Operator log for internal errors (default: console.error). */
   log?: (message: string, error?: unknown) => void
+  /** Called when a client session starts and ends (operator connection log). */
+  onSession?: (event: SessionEvent) => void
 }
 
 /** A running data plane. */
@@ -52,7 +54,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   if (config.requireTls && !config.tls)
     throw new Error('requireTls needs a TLS certificate and key')
   const log = options.log ?? ((message, error) => console.error(message, error))
-  const sessions = new SessionRegistry(backend)
+  const sessions = new SessionRegistry(backend, options.onSession)
   const upstreams = new UpstreamRegistry(
     (id) => backend.upstreamConfig(id),
     options.upstreamFactory ?? defaultUpstreamFactory,

@@ -84,12 +84,27 @@ export class LiveSession {
   }
 }
 
+/** A client session starting or ending, for the operator log. */
+export interface SessionEvent {
+  event: 'connect' | 'disconnect'
+  user: string
+  userId: string
+  datasource: string
+  datasourceId: string
+  /** Connected sessions after the event. */
+  connections: number
+  /** How long the session lasted (disconnect only). */
+  durationMs?: number
+}
+
 /** Tracks connected sessions and marks them when the store reports a change. */
 export class SessionRegistry {
   readonly #sessions = new Set<LiveSession>()
   readonly #unsubscribe: () => void
+  readonly #onEvent: (event: SessionEvent) => void
 
-  constructor(backend: DataPlaneBackend) {
+  constructor(backend: DataPlaneBackend, onEvent: (event: SessionEvent) => void = () => {}) {
+    this.#onEvent = onEvent
     this.#unsubscribe = backend.onChange((change) => {
       for (const session of this.#sessions) if (session.affectedBy(change)) session.markStale()
     })
@@ -98,7 +113,28 @@ export class SessionRegistry {
   /** Adds a session; returns the function that removes it. */
   add(session: LiveSession): () => void {
     this.#sessions.add(session)
-    return () => this.#sessions.delete(session)
+    const started = performance.now()
+    this.#emit('connect', session)
+    return () => {
+      if (!this.#sessions.delete(session)) return
+      this.#emit('disconnect', session, Math.round(performance.now() - started))
+    }
+  }
+
+  #emit(event: SessionEvent['event'], s: LiveSession, durationMs?: number): void {
+    try {
+      this.#onEvent({
+        event,
+        user: s.username,
+        userId: s.userId,
+        datasource: s.datasourceName,
+        datasourceId: s.datasourceId,
+        connections: this.#sessions.size,
+        ...(durationMs === undefined ? {} : { durationMs }),
+      })
+    } catch {
+      // Logging must never break a connection.
+    }
   }
 
   /** Connected sessions. */

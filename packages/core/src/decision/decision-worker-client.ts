@@ -1,0 +1,132 @@
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
+import { RESPONSE_FLAG, type WorkerRequest, type WorkerResponse } from './worker-protocol.js'
+
+/**
+ * Wall-clock limits after which the main thread stops waiting and terminates the worker. The
+ * sandbox's own limits (fuel, 100 ms checked at interrupts, memory, stack) stop almost every
+ * function first; these catch code that does heavy work between interrupt checks.
+ */
+export const HARD_LIMIT_MS = { evaluate: 1_000, compile: 5_000 } as const
+
+interface RunningWorker {
+  readonly worker: Worker
+  readonly port: MessagePort
+  readonly flag: Int32Array
+  ready: Promise<void>
+  isReady: boolean
+}
+
+/**
+ * Two workers: the active one answers requests; a loaded standby takes over at once when the
+ * active one is terminated, so a hostile function costs no wait for QuickJS to load again.
+ */
+const pool: {
+  active?: RunningWorker | undefined
+  standby?: RunningWorker | undefined
+  started: boolean
+} = {
+  started: false,
+}
+
+/**
+ * The worker script: built next to the bundle, or, when running from the TypeScript sources
+ * (the test runner), a bootstrap that registers tsx in the worker and imports the source.
+ */
+function workerEntry(): { url: URL | string; eval: boolean } {
+  const built = new URL('./decision-worker.js', import.meta.url)
+  if (existsSync(fileURLToPath(built))) return { url: built, eval: false }
+  const source = new URL('./decision-worker.ts', import.meta.url).href
+  // The ESM build of tsx's API sits beside the CommonJS one that require.resolve finds.
+  const tsxApi = createRequire(import.meta.url)
+    .resolve('tsx/esm/api')
+    .replace(/\.cjs$/, '.mjs')
+  const tsx = pathToFileURL(tsxApi).href
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(source)}) })`
+  return { url: bootstrap, eval: true }
+}
+
+function spawn(): RunningWorker {
+  const { port1, port2 } = new MessageChannel()
+  const signal = new SharedArrayBuffer(4)
+  const entry = workerEntry()
+  const worker = new Worker(entry.url, {
+    workerData: { port: port2, signal },
+    transferList: [port2],
+    eval: entry.eval,
+  })
+  // The worker must never keep the process alive on its own.
+  worker.unref()
+  port1.unref()
+  const running: RunningWorker = {
+    worker,
+    port: port1,
+    flag: new Int32Array(signal),
+    isReady: false,
+    ready: Promise.resolve(),
+  }
+  running.ready = new Promise<void>((resolve, reject) => {
+    port1.once('message', () => {
+      running.isReady = true
+      resolve()
+    })
+    worker.once('error', reject)
+  })
+  worker.on('exit', () => {
+    if (pool.active === running) pool.active = undefined
+    if (pool.standby === running) pool.standby = undefined
+  })
+  return running
+}
+
+/** Starts the decision workers (once) and resolves when both have loaded QuickJS. */
+export async function startDecisionWorker(): Promise<void> {
+  pool.started = true
+  pool.active ??= spawn()
+  pool.standby ??= spawn()
+  await Promise.all([pool.active.ready, pool.standby.ready])
+}
+
+/** The worker to use now: the active one, or the standby promoted when it is ready first. */
+function readyWorker(): RunningWorker | undefined {
+  if (!pool.active?.isReady && pool.standby?.isReady) {
+    pool.active = pool.standby
+    pool.standby = undefined
+  }
+  pool.active ??= spawn()
+  pool.standby ??= spawn()
+  return pool.active.isReady ? pool.active : undefined
+}
+
+/**
+ * Sends one request and blocks until the answer or the hard limit. On timeout the worker is
+ * terminated, the standby takes over and a new standby starts in the background. Returns
+ * undefined when no worker is ready (both were lost moments ago): callers treat that as an
+ * evaluation error. Throws when the workers were never started (a caller bug).
+ */
+export function callDecisionWorker(
+  request: WorkerRequest,
+  limitMs: number,
+): WorkerResponse | 'timeout' | undefined {
+  if (!pool.started) {
+    throw new Error(
+      'decision runtime is not loaded: await loadDecisionRuntime() (or loadCore()) first',
+    )
+  }
+  const running = readyWorker()
+  if (!running) return undefined
+  Atomics.store(running.flag, RESPONSE_FLAG, 0)
+  running.port.postMessage(request)
+  const waited = Atomics.wait(running.flag, RESPONSE_FLAG, 0, limitMs)
+  const message = receiveMessageOnPort(running.port)
+  if (message !== undefined) return message.message as WorkerResponse
+  if (waited === 'timed-out') {
+    pool.active = undefined
+    void running.worker.terminate()
+    readyWorker()
+    return 'timeout'
+  }
+  return { ok: false, error: 'decision worker sent no answer' }
+}

@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs'
+import type { ServerConfig, TlsFiles } from '../create-server.js'
+import { createLogger, isLogLevel, type LogLevel } from '../logging/logger.js'
+
+/** The `serve` / `migrate` flags (node:util parseArgs), each with its environment variable. */
+export const SERVE_FLAGS = {
+  'pg-host': {
+    type: 'string',
+    env: 'PALISADE_PG_HOST',
+    help: 'data plane bind address (127.0.0.1)',
+  },
+  'pg-port': { type: 'string', env: 'PALISADE_PG_PORT', help: 'data plane port (5434)' },
+  'admin-host': {
+    type: 'string',
+    env: 'PALISADE_ADMIN_HOST',
+    help: 'admin API bind address (127.0.0.1)',
+  },
+  'admin-port': { type: 'string', env: 'PALISADE_ADMIN_PORT', help: 'admin API port (5435)' },
+  'data-dir': {
+    type: 'string',
+    env: 'PALISADE_DATA_DIR',
+    help: 'store and secrets directory (./palisade-data)',
+  },
+  'database-url': {
+    type: 'string',
+    env: 'DATABASE_URL',
+    help: 'PostgreSQL store instead of PGlite',
+  },
+  'tls-cert': {
+    type: 'string',
+    env: 'PALISADE_TLS_CERT',
+    help: 'PEM certificate file (both planes)',
+  },
+  'tls-key': {
+    type: 'string',
+    env: 'PALISADE_TLS_KEY',
+    help: 'PEM private key file (both planes)',
+  },
+  'tls-required': {
+    type: 'boolean',
+    env: 'PALISADE_TLS_REQUIRED',
+    help: 'refuse plaintext data-plane clients',
+  },
+  'log-level': {
+    type: 'string',
+    env: 'PALISADE_LOG_LEVEL',
+    help: 'fatal|error|warn|info|debug|trace|silent (info)',
+  },
+  'cors-origins': {
+    type: 'string',
+    env: 'PALISADE_ADMIN_CORS_ORIGINS',
+    help: 'comma-separated admin CORS origins',
+  },
+} as const
+
+/** The parsed flag values of {@link SERVE_FLAGS}. */
+export type ServeFlags = { [K in keyof typeof SERVE_FLAGS]?: string | boolean | undefined }
+
+/** A flag's value, else its environment variable's. */
+function pick(flags: ServeFlags, env: NodeJS.ProcessEnv, name: keyof typeof SERVE_FLAGS) {
+  const flag = flags[name]
+  if (flag !== undefined) return flag === true ? 'true' : flag === false ? undefined : flag
+  const value = env[SERVE_FLAGS[name].env]
+  return value === '' ? undefined : value
+}
+
+function port(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number`)
+  return n
+}
+
+/** The store location of `serve` and `migrate`: `--database-url`, else the data directory. */
+export function storeLocation(flags: ServeFlags, env: NodeJS.ProcessEnv = process.env) {
+  return {
+    dataDir: pick(flags, env, 'data-dir') ?? './palisade-data',
+    databaseUrl: pick(flags, env, 'database-url'),
+  }
+}
+
+/** The log level of the flags and env (default `info`). */
+export function logLevel(flags: ServeFlags, env: NodeJS.ProcessEnv = process.env): LogLevel {
+  const level = pick(flags, env, 'log-level') ?? 'info'
+  if (!isLogLevel(level)) throw new Error(`unknown log level "${level}"`)
+  return level
+}
+
+/** Builds `createServer`'s config from flags, falling back to the environment per flag. */
+export function serverConfigFromArgs(
+  flags: ServeFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): ServerConfig {
+  const certPath = pick(flags, env, 'tls-cert')
+  const keyPath = pick(flags, env, 'tls-key')
+  if (Boolean(certPath) !== Boolean(keyPath)) throw new Error('TLS needs both a cert and a key')
+  const tls: TlsFiles | undefined =
+    certPath && keyPath ? { cert: readFileSync(certPath), key: readFileSync(keyPath) } : undefined
+  const ttl = env['PALISADE_ADMIN_TOKEN_TTL_SECONDS']
+  const origins = pick(flags, env, 'cors-origins')
+  const username = env['PALISADE_ADMIN_USERNAME']
+  const password = env['PALISADE_ADMIN_PASSWORD']
+  return {
+    ...storeLocation(flags, env),
+    jwtSecret: env['PALISADE_ADMIN_JWT_SECRET'] || undefined,
+    initialAdmin: username && password ? { username, password } : undefined,
+    dataPlane: {
+      host: pick(flags, env, 'pg-host'),
+      port: port(pick(flags, env, 'pg-port'), 'the data plane port'),
+      tls,
+      requireTls: pick(flags, env, 'tls-required') === 'true',
+    },
+    admin: {
+      host: pick(flags, env, 'admin-host'),
+      port: port(pick(flags, env, 'admin-port'), 'the admin port'),
+      tls,
+      corsOrigins: origins
+        ?.split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+      tokenTtlSeconds: ttl ? Number(ttl) : undefined,
+    },
+    logger: createLogger({ level: logLevel(flags, env) }),
+    handleSignals: true,
+  }
+}

@@ -1,0 +1,53 @@
+import type { Logger } from 'pino'
+import type { SessionEvent } from '../data-plane/live-session.js'
+
+/**
+ * The data plane's `log` option over pino: internal errors with their name, message and stack
+ * (never the statement or its parameters, which are not part of these errors' messages).
+ */
+export function dataPlaneLog(logger: Logger): (message: string, error?: unknown) => void {
+  const log = logger.child({ plane: 'data' })
+  return (message, error) => {
+    if (error === undefined) log.error({ event: 'internal_error' }, message)
+    else log.error({ event: 'internal_error', err: errorFields(error) }, message)
+  }
+}
+
+/** The admin app's `logger` option over pino (internal errors of the admin plane). */
+export function adminAppLog(logger: Logger): (entry: Record<string, unknown>) => void {
+  const log = logger.child({ plane: 'admin' })
+  return (entry) => {
+    const level = typeof entry['level'] === 'string' ? entry['level'] : 'error'
+    const { level: _level, ...rest } = entry
+    if (level === 'info') log.info(rest)
+    else if (level === 'warn') log.warn(rest)
+    else log.error(rest)
+  }
+}
+
+/** The name, message, SQLSTATE and stack of an error, without its enumerable extras. */
+export function errorFields(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) }
+  const code = (error as { code?: unknown }).code
+  return {
+    name: error.name,
+    message: error.message,
+    ...(typeof code === 'string' ? { code } : {}),
+    stack: error.stack,
+  }
+}
+
+/** The data plane's `onSession` option over pino: one line per connect and disconnect. */
+export function connectionLog(logger: Logger): (event: SessionEvent) => void {
+  const log = logger.child({ plane: 'data' })
+  return (e) =>
+    log.info({
+      event: e.event,
+      user: e.user,
+      user_id: e.userId,
+      datasource: e.datasource,
+      datasource_id: e.datasourceId,
+      connections: e.connections,
+      ...(e.durationMs === undefined ? {} : { duration_ms: e.durationMs }),
+    })
+}

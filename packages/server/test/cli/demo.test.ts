@@ -1,0 +1,112 @@
+import { Writable } from 'node:stream'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Demo, startDemo } from '../../src/cli/demo.js'
+import { createLogger } from '../../src/logging/logger.js'
+
+/** Collects the JSON log lines the demo writes. */
+function logSink(): { lines: Record<string, unknown>[]; stream: Writable } {
+  const lines: Record<string, unknown>[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line))
+      done()
+    },
+  })
+  return { lines, stream }
+}
+
+describe('palisade demo', () => {
+  let demo: Demo
+  const logs = logSink()
+  const clients: pg.Client[] = []
+
+  async function connect(username: string): Promise<pg.Client> {
+    const user = demo.users.find((u) => u.username === username)
+    const client = new pg.Client({
+      host: demo.server.dataPlane.host,
+      port: demo.server.dataPlane.port,
+      user: username,
+      password: user?.password ?? '',
+      database: demo.database,
+    })
+    clients.push(client)
+    await client.connect()
+    return client
+  }
+
+  beforeAll(async () => {
+    demo = await startDemo({
+      dataPort: 0,
+      adminPort: 0,
+      logger: createLogger({ level: 'info', destination: logs.stream }),
+    })
+  })
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((c) => c.end()))
+    await demo?.close()
+  })
+
+  it('prints psql lines for both users and the admin curl lines', () => {
+    const port = demo.server.dataPlane.port
+    expect(demo.instructions).toContain(`postgresql://alice:Demo-pass-1@127.0.0.1:${port}/shop`)
+    expect(demo.instructions).toContain(`postgresql://bob:Demo-pass-1@127.0.0.1:${port}/shop`)
+    expect(demo.instructions).toContain(`${demo.server.admin.url}/api/v1/auth/login`)
+    expect(demo.instructions).toContain(`${demo.server.admin.url}/api/v1/audit/queries`)
+  })
+
+  it('shows each user only their tenant, with masked emails and no ssn column', async () => {
+    const alice = await connect('alice')
+    const a = await alice.query('SELECT * FROM customers ORDER BY id')
+    expect(a.fields.map((f) => f.name)).toEqual(['id', 'tenant', 'name', 'email'])
+    expect(a.rows).toEqual([
+      { id: 1, tenant: 'acme', name: 'Ann Archer', email: 'a***@acme.example' },
+      { id: 2, tenant: 'acme', name: 'Abe Adams', email: 'a***@acme.example' },
+    ])
+    const bob = await connect('bob')
+    const b = await bob.query('SELECT id, tenant, email FROM customers ORDER BY id')
+    expect(b.rows).toEqual([
+      { id: 3, tenant: 'globex', email: 'g***@globex.example' },
+      { id: 4, tenant: 'globex', email: 'g***@globex.example' },
+    ])
+    const orders = await bob.query('SELECT count(*)::int AS n FROM orders')
+    expect(orders.rows).toEqual([{ n: 2 }])
+    const tenants = await alice.query('SELECT tenant FROM tenants')
+    expect(tenants.rows).toEqual([{ tenant: 'acme' }])
+    await expect(alice.query('SELECT ssn FROM customers')).rejects.toMatchObject({ code: '42501' })
+  })
+
+  it('lets the admin log in over HTTP and read the query audit', async () => {
+    const api = `${demo.server.admin.url}/api/v1`
+    const login = await fetch(`${api}/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(demo.admin),
+    })
+    expect(login.status).toBe(200)
+    const { token } = (await login.json()) as { token: string }
+    await demo.server.store.audit.queries.flush()
+    const audit = await fetch(`${api}/audit/queries?limit=50`, {
+      headers: { Authorization: `Bearer ${token}` },
+    })
+    expect(audit.status).toBe(200)
+    const body = (await audit.json()) as { data: { username: string; status: string }[] }
+    expect(body.data.map((r) => r.username)).toContain('alice')
+    expect(body.data.map((r) => r.username)).toContain('bob')
+  })
+
+  it('logs connections and admin requests as JSON without secrets', async () => {
+    const connects = logs.lines.filter((l) => l['event'] === 'connect')
+    expect(connects.map((l) => l['user'])).toEqual(expect.arrayContaining(['alice', 'bob']))
+    expect(connects[0]).toMatchObject({ datasource: 'shop', plane: 'data' })
+    const requests = logs.lines.filter((l) => l['event'] === 'request')
+    expect(requests).toContainEqual(
+      expect.objectContaining({ method: 'POST', path: '/api/v1/auth/login', status: 200 }),
+    )
+    expect(requests[0]?.['request_id']).toEqual(expect.any(String))
+    const text = JSON.stringify(logs.lines)
+    expect(text).not.toContain(demo.admin.password)
+    expect(text).not.toContain('Demo-pass-1')
+    expect(text).not.toContain('Bearer')
+  })
+})
