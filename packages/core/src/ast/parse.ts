@@ -54,6 +54,9 @@ function parseUncached(sql: string): readonly ParsedStatement[] {
     if (parseError.message === 'Query cannot be empty') return Object.freeze([])
     throw parseError
   }
+  const stmts = result.stmts ?? []
+  const only = stmts.length === 1 ? stmts[0] : undefined
+  if (only) return Object.freeze([Object.freeze({ stmt: only.stmt, text: sql.trim() })])
   const bytes = Buffer.from(sql, 'utf8')
   return Object.freeze(
     (result.stmts ?? []).map((s) => {

@@ -8,6 +8,8 @@ import {
   type NodeBody,
   type Pg,
   rangeSubselect,
+  rangeVar,
+  selectStmt,
   stringConst,
   stringsOf,
   tagOf,
@@ -15,7 +17,7 @@ import {
 } from '../ast/node.js'
 import { informationSchemaSubquery } from '../catalog/information-schema.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
-import type { ScanPlan } from '../session/scan-plan.js'
+import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
 
 /**
  * Replaces every table scan with its policy-enforcing derived table (keeping the user's alias,
@@ -80,9 +82,9 @@ export function wrapScans(
         return rangeSubselect(informationSchemaSubquery(session, reference.view), alias)
       case 'table': {
         const plan = plans.get(reference.entry)
-        if (!plan?.subquery) throw new Error('scan plan missing for a resolved table')
+        if (!plan?.fragments) throw new Error('scan plan missing for a resolved table')
         const pushed = leakproofConjuncts(plan, analysis.pushdowns.get(rv))
-        return rangeSubselect(innerScan(plan.subquery, rv, sample, pushed), alias)
+        return rangeSubselect(innerScan(plan, plan.fragments, rv, sample, pushed), alias)
       }
     }
   }
@@ -145,18 +147,24 @@ export function wrapScans(
  * the leakproof user conjuncts added inside the fence.
  */
 function innerScan(
-  subquery: AstNode,
+  plan: ScanPlan,
+  fragments: ScanFragments,
   rv: Pg.RangeVar,
   sample: Pg.RangeTableSample | undefined,
   pushed: readonly AstNode[],
 ): AstNode {
-  if (rv.inh !== false && !sample && pushed.length === 0) return subquery
-  const select = (subquery as { SelectStmt: Pg.SelectStmt }).SelectStmt
-  const from = select.fromClause?.[0] as { RangeVar: Pg.RangeVar }
-  let scan: AstNode = { RangeVar: { ...from.RangeVar, inh: rv.inh !== false } }
+  // The common case: the whole body was deparsed once per session.
+  if (rv.inh !== false && !sample && pushed.length === 0) return fragments.body
+  let scan: AstNode = rangeVar(plan.table.schema, plan.table.name)
+  if (rv.inh === false)
+    scan = { RangeVar: { ...(scan as { RangeVar: Pg.RangeVar }).RangeVar, inh: false } }
   if (sample) scan = { RangeTableSample: { ...sample, relation: scan } }
-  const where = and(select.whereClause as AstNode | undefined, ...pushed)
-  return { SelectStmt: { ...select, fromClause: [scan], ...(where ? { whereClause: where } : {}) } }
+  return selectStmt({
+    targets: [fragments.targets],
+    from: [scan],
+    where: and(fragments.where, ...pushed),
+    fence: plan.filtered,
+  })
 }
 
 /**
