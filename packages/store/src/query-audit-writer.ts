@@ -76,7 +76,8 @@ const STATUSES = new Set(['success', 'error', 'denied'])
  * Queues query-audit rows in memory and writes them in batches, off the query's path (spec 2.1).
  * Overflow: when `maxQueue` rows are waiting (the store is down or too slow), new rows are
  * dropped and counted in `stats.dropped` rather than blocking queries or growing without bound.
- * A failed batch is retried up to 3 times, then dropped and counted in `stats.failed`.
+ * A failed batch is retried up to 3 times, then written row by row; rows that still fail are
+ * dropped and counted in `stats.failed`.
  */
 export class QueryAuditWriter {
   readonly #db: Db
@@ -117,19 +118,24 @@ export class QueryAuditWriter {
     }
     this.#overflowing = false
     const applied = record.policies_applied ?? '[]'
+    const time = record.execution_time_ms
+    // Rows are made storable here, so one odd value can never fail a whole batch.
     this.#queue.push({
       id: uuidv7(),
       userId: record.user_id,
-      username: record.username,
+      username: storable(record.username),
       dataSourceId: record.data_source_id,
-      datasourceName: record.datasource_name,
-      originalQuery: record.original_query,
-      rewrittenQuery: record.rewritten_query ?? null,
-      policiesApplied: typeof applied === 'string' ? applied : JSON.stringify(applied),
-      executionTimeMs: record.execution_time_ms ?? null,
-      clientInfo: record.client_info?.slice(0, 256) ?? null,
+      datasourceName: storable(record.datasource_name),
+      originalQuery: storable(record.original_query),
+      rewrittenQuery: nullableStorable(record.rewritten_query),
+      policiesApplied: storable(typeof applied === 'string' ? applied : JSON.stringify(applied)),
+      executionTimeMs:
+        time === null || time === undefined || !Number.isFinite(time)
+          ? null
+          : Math.min(2_147_483_647, Math.max(0, Math.round(time))),
+      clientInfo: nullableStorable(record.client_info?.slice(0, 256)),
       status: record.status,
-      errorMessage: record.error_message ?? null,
+      errorMessage: nullableStorable(record.error_message),
       createdAt: record.created_at ?? new Date(),
     })
     if (this.#queue.length >= this.#batchSize) this.#kick()
@@ -172,6 +178,23 @@ export class QueryAuditWriter {
     })
   }
 
+  /** After a batch failed repeatedly: write its rows singly, so only the bad ones are lost. */
+  async #writeOneByOne(batch: readonly Insert[], cause: unknown): Promise<void> {
+    let lost = 0
+    for (const row of batch) {
+      try {
+        await insertBatch(this.#db, [row])
+        this.stats.written++
+      } catch {
+        lost++
+      }
+    }
+    if (lost > 0) {
+      this.stats.failed += lost
+      this.#onProblem(`query audit lost ${lost} of ${batch.length} rows: ${String(cause)}`)
+    }
+  }
+
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, this.#batchSize)
@@ -183,8 +206,7 @@ export class QueryAuditWriter {
           break
         } catch (error) {
           if (++attempt >= 3) {
-            this.stats.failed += batch.length
-            this.#onProblem(`query audit batch of ${batch.length} rows lost: ${String(error)}`)
+            await this.#writeOneByOne(batch, error)
             break
           }
           await new Promise((r) => setTimeout(r, this.#intervalMs * attempt))
@@ -192,6 +214,15 @@ export class QueryAuditWriter {
       }
     }
   }
+}
+
+/** PostgreSQL text cannot hold NUL; it becomes U+FFFD rather than failing the row. */
+function storable(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text
+}
+
+function nullableStorable(text: string | null | undefined): string | null {
+  return text === null || text === undefined ? null : storable(text)
 }
 
 /**

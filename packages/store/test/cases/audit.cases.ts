@@ -109,6 +109,30 @@ export function auditCases(makeStore: MakeStore): void {
       expect(await total({ user_id: U2 })).toBe(0)
     })
 
+    it('stores rows with NUL characters and fractional times instead of losing their batch', async () => {
+      const before = store.audit.queries.writer.stats.failed
+      const marker = unique('odd')
+      for (const [i, text] of ['plain', 'nul\u0000inside', 'ünïcödé 😀'].entries()) {
+        store.audit.queries.write({
+          user_id: U1,
+          username: 'odd',
+          data_source_id: D1,
+          datasource_name: 'ds',
+          original_query: `${marker} ${text}`,
+          status: 'success',
+          execution_time_ms: i + 0.5,
+          error_message: text,
+        })
+      }
+      await store.audit.queries.flush()
+      expect(store.audit.queries.writer.stats.failed).toBe(before)
+      const page = await store.audit.queries.list({ user_id: U1, page_size: 200 })
+      const rows = page.data.filter((r) => r.original_query.startsWith(marker))
+      expect(rows).toHaveLength(3)
+      expect(rows.map((r) => r.execution_time_ms).sort()).toEqual([1, 2, 3])
+      expect(rows.some((r) => r.original_query.includes('nul\uFFFDinside'))).toBe(true)
+    })
+
     it('drops rows beyond the queue bound and counts them instead of blocking', async () => {
       const problems: string[] = []
       const writer = new QueryAuditWriter(store.db, {
