@@ -4,7 +4,7 @@
  */
 import { compileSession, loadCore, rewrite, type SessionInput } from '@palisade/core'
 import { deparseSync, parseSync } from 'pgsql-parser'
-import { fmt, timeMicros } from './stats.js'
+import { fmt, summarize, timeMicros } from './stats.js'
 
 const columns = (names: string) => names.split(' ').map((name) => ({ name, type: 'text' }))
 
@@ -96,14 +96,27 @@ export async function run(): Promise<void> {
   )
   console.log('|---|---|---|---|---|')
   for (const [name, sql] of shapes) {
-    const floor = timeMicros(() => deparseSync(parseSync(sql) as never, { pretty: false }), 2000)
-    // A miss: a fresh session per call (empty rewrite cache) and SQL the parse cache has not seen.
+    // A miss: a fresh session per call (empty rewrite cache) and SQL the parse cache has not
+    // seen. Floor and miss are timed alternately on the same texts, so machine load and GC
+    // affect both alike.
     const sessions = await Promise.all(Array.from({ length: 50 }, () => compileSession(input)))
-    let n = 0
-    const miss = timeMicros(() => {
-      const session = sessions[n % sessions.length]!
-      rewrite(`${sql} /* ${n++} */`, session)
-    }, 2000)
+    const floorSamples: number[] = []
+    const missSamples: number[] = []
+    for (let n = 0; n < 6000; n++) {
+      const text = `${sql} /* ${n} */`
+      let start = process.hrtime.bigint()
+      deparseSync(parseSync(text) as never, { pretty: false })
+      const floorNs = process.hrtime.bigint() - start
+      start = process.hrtime.bigint()
+      rewrite(text, sessions[n % sessions.length]!)
+      const missNs = process.hrtime.bigint() - start
+      if (n >= 500) {
+        floorSamples.push(Number(floorNs) / 1000)
+        missSamples.push(Number(missNs) / 1000)
+      }
+    }
+    const floor = summarize(floorSamples)
+    const miss = summarize(missSamples)
     const warm = await compileSession(input)
     rewrite(sql, warm)
     const hit = timeMicros(() => rewrite(sql, warm), 20000)

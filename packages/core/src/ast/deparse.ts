@@ -49,3 +49,25 @@ export function expressionFragment(expression: AstNode): AstNode {
 export function statementFragment(stmt: AstNode): AstNode {
   return { PalisadeFragment: { sql: deparseStatement(stmt) } } as unknown as AstNode
 }
+
+/** Deparses an expression of Palisade's own tree to text, for assembling a fragment. */
+export function expressionText(expression: AstNode): string {
+  return new FragmentDeparser([] as never, OPTIONS).deparse(expression as never) ?? ''
+}
+
+/**
+ * A scan body assembled from pieces that are each deparser output: the pre-deparsed
+ * `SELECT … FROM …` head, then WHERE conjuncts joined with AND, each in parentheses, then the
+ * fence. Pieces meet only at clause boundaries, so no piece can change another's meaning.
+ */
+export function scanBodyFragment(
+  head: string,
+  conjuncts: readonly string[],
+  fence: boolean,
+): AstNode {
+  const where =
+    conjuncts.length === 0 ? '' : ` WHERE ${conjuncts.map((c) => `(${c})`).join(' AND ')}`
+  return {
+    PalisadeFragment: { sql: `${head}${where}${fence ? ' OFFSET 0' : ''}` },
+  } as unknown as AstNode
+}

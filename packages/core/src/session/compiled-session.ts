@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache'
+import type { AstNode } from '../ast/node.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
 import type { DecisionBinding } from '../policy/policy.types.js'
 import type {
@@ -47,6 +48,8 @@ export class CompiledSession {
   readonly bindEnvironment: BindEnvironment
   /** @internal (epoch-scoped) SQL text → rewrite result. */
   readonly rewriteCache = new LRUCache<string, object>({ max: 512 })
+  /** @internal Virtualized catalog views, built and deparsed once per session. */
+  readonly catalogViews = new Map<string, AstNode>()
 
   constructor(init: {
     user: SessionUser

@@ -1,4 +1,10 @@
-import { expressionFragment, statementFragment, targetListFragment } from '../ast/deparse.js'
+import {
+  deparseStatement,
+  expressionFragment,
+  expressionText,
+  statementFragment,
+  targetListFragment,
+} from '../ast/deparse.js'
 import { type AstNode, and, columnRef, rangeVar, resTarget, selectStmt } from '../ast/node.js'
 import type { CatalogTable } from '../catalog.types.js'
 import { AccessRulesError, isPalisadeError, type PalisadeError } from '../errors.js'
@@ -28,6 +34,10 @@ export interface ScanFragments {
   readonly body: AstNode
   readonly targets: AstNode
   readonly where: AstNode | undefined
+  /** `SELECT <visible, masked> FROM schema.table`, for bodies that add user conjuncts. */
+  readonly head: string
+  /** The row filters as text, or undefined without a filter. */
+  readonly whereText: string | undefined
 }
 
 /** How one table is read by this session: the derived table that replaces every scan of it. */
@@ -112,6 +122,8 @@ export function buildScanPlan(
       body: statementFragment(subquery),
       targets: targetListFragment(targets),
       where: where === undefined ? undefined : expressionFragment(where),
+      head: deparseStatement(selectStmt({ targets, from: [rangeVar(schema, tableName)] })),
+      whereText: where === undefined ? undefined : expressionText(where),
     }
     const filtered = where !== undefined
     return {

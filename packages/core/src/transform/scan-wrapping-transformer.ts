@@ -1,5 +1,6 @@
 import type { PushdownCandidate } from '../analyze/leakproof-conjuncts.js'
 import type { QueryAnalysis } from '../analyze/query-analyzer.js'
+import { expressionText, scanBodyFragment, statementFragment } from '../ast/deparse.js'
 import { mapFields, mapTree } from '../ast/map-tree.js'
 import {
   type AstNode,
@@ -15,7 +16,10 @@ import {
   tagOf,
   typeCast,
 } from '../ast/node.js'
-import { informationSchemaSubquery } from '../catalog/information-schema.js'
+import {
+  informationSchemaSubquery,
+  type VirtualInformationSchemaView,
+} from '../catalog/information-schema.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
 
@@ -79,7 +83,7 @@ export function wrapScans(
         if (reference.rename === undefined) return undefined
         return { RangeVar: { ...rv, relname: reference.rename, alias } }
       case 'information_schema':
-        return rangeSubselect(informationSchemaSubquery(session, reference.view), alias)
+        return rangeSubselect(catalogView(session, reference.view), alias)
       case 'table': {
         const plan = plans.get(reference.entry)
         if (!plan?.fragments) throw new Error('scan plan missing for a resolved table')
@@ -155,6 +159,11 @@ function innerScan(
 ): AstNode {
   // The common case: the whole body was deparsed once per session.
   if (rv.inh !== false && !sample && pushed.length === 0) return fragments.body
+  if (rv.inh !== false && !sample) {
+    const conjuncts = fragments.whereText === undefined ? [] : [fragments.whereText]
+    for (const conjunct of pushed) conjuncts.push(expressionText(conjunct))
+    return scanBodyFragment(fragments.head, conjuncts, plan.filtered)
+  }
   let scan: AstNode = rangeVar(plan.table.schema, plan.table.name)
   if (rv.inh === false)
     scan = { RangeVar: { ...(scan as { RangeVar: Pg.RangeVar }).RangeVar, inh: false } }
@@ -165,6 +174,16 @@ function innerScan(
     where: and(fragments.where, ...pushed),
     fence: plan.filtered,
   })
+}
+
+/** The session's filtered form of a catalog view, deparsed once per session. */
+function catalogView(session: CompiledSession, view: VirtualInformationSchemaView): AstNode {
+  let fragment = session.catalogViews.get(view)
+  if (!fragment) {
+    fragment = statementFragment(informationSchemaSubquery(session, view))
+    session.catalogViews.set(view, fragment)
+  }
+  return fragment
 }
 
 /**
@@ -189,20 +208,22 @@ function leakproofConjuncts(
     )
 }
 
+/** Output column names PostgreSQL gives the identity value functions. */
+const IDENTITY_LABELS: Partial<Record<NonNullable<Pg.SQLValueFunction['op']>, string>> = {
+  SVFOP_CURRENT_USER: 'current_user',
+  SVFOP_SESSION_USER: 'session_user',
+  SVFOP_USER: 'current_user',
+  SVFOP_CURRENT_ROLE: 'current_role',
+  SVFOP_CURRENT_CATALOG: 'current_catalog',
+  SVFOP_CURRENT_SCHEMA: 'current_schema',
+}
+
 /** Output column name PostgreSQL gives an identity function, to keep it after substitution. */
 function identityLabel(val: AstNode | undefined): string | undefined {
   const tag = tagOf(val)
   if (tag === 'SQLValueFunction') {
     const op = (val as { SQLValueFunction: Pg.SQLValueFunction }).SQLValueFunction.op
-    const labels: Partial<Record<NonNullable<typeof op>, string>> = {
-      SVFOP_CURRENT_USER: 'current_user',
-      SVFOP_SESSION_USER: 'session_user',
-      SVFOP_USER: 'current_user',
-      SVFOP_CURRENT_ROLE: 'current_role',
-      SVFOP_CURRENT_CATALOG: 'current_catalog',
-      SVFOP_CURRENT_SCHEMA: 'current_schema',
-    }
-    return op === undefined ? undefined : labels[op]
+    return op === undefined ? undefined : IDENTITY_LABELS[op]
   }
   if (tag === 'FuncCall') {
     const call = (val as { FuncCall: Pg.FuncCall }).FuncCall

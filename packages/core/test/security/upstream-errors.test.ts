@@ -23,7 +23,10 @@ const divideMask = policy('column_mask', {
   target: { ...customers, columns: ['name'] },
   maskExpression: '(1 / (id - id))::text',
 })
-const policies = [hideSecrets, denySsn, filter, badFilter, divideMask]
+const allowSome = policy('column_allow', {
+  target: { schemas: ['public'], tables: ['products'], columns: ['id', 'name'] },
+})
+const policies = [hideSecrets, denySsn, filter, badFilter, divideMask, allowSome]
 
 /** Runs the rewritten SQL and returns the scrubbed error it produced upstream. */
 async function upstreamError(
@@ -55,6 +58,7 @@ describeOnDatabases('upstream errors never reveal what a policy hides', (db) => 
       'SELECT name FROM customers',
       'SELECT id FROM orders',
       'SELECT 1/0 FROM customers',
+      'SELECT id, price FROM products',
     ]) {
       const { scrubbed } = await upstreamError(db(), sql, session)
       expect(Object.keys(scrubbed).sort(), sql).toEqual(
@@ -75,6 +79,7 @@ describeOnDatabases('upstream errors never reveal what a policy hides', (db) => 
       expect(text, sql).not.toContain('nowhere')
       expect(text, sql).not.toContain('secrets')
       expect(text, sql).not.toContain(filter.filterExpression as string)
+      if (!sql.includes('ssn')) expect(text, sql).not.toContain('ssn')
     }
   })
 
