@@ -85,8 +85,18 @@ function rewriteStatement(
       }
     case StatementKind.Select:
     case StatementKind.Explain:
-    case StatementKind.DeclareCursor:
-      return { ...base, ...rewriteQuery(stmt, classified, session, options) }
+    case StatementKind.DeclareCursor: {
+      // Built field by field: this is the hot path of every query.
+      const rewritten = rewriteQuery(stmt, classified, session, options)
+      return {
+        kind: classified.kind,
+        statementType: classified.statementType,
+        originalSql,
+        sql: rewritten.sql,
+        policiesApplied: rewritten.policiesApplied,
+        facts: rewritten.facts,
+      }
+    }
     default:
       return { ...base, sql: deparseStatement(stmt), policiesApplied: [], facts: undefined }
   }

@@ -1,5 +1,5 @@
-import { LRUCache } from 'lru-cache'
 import { loadModule, parseSync } from 'pgsql-parser'
+import { BoundedCache } from '../bounded-cache.js'
 import { SqlParseError } from '../errors.js'
 import type { AstNode } from './node.js'
 
@@ -25,7 +25,7 @@ export function isParserLoaded(): boolean {
   return loaded
 }
 
-const parseCache = new LRUCache<string, readonly ParsedStatement[]>({ max: 2000 })
+const parseCache = new BoundedCache<string, readonly ParsedStatement[]>(2000)
 
 /** Inputs longer than this are parsed every time instead of filling the cache. */
 const MAX_CACHED_SQL_LENGTH = 16_384

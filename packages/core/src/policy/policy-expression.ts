@@ -1,7 +1,7 @@
-import { LRUCache } from 'lru-cache'
 import { walkTree } from '../ast/map-tree.js'
 import { type AstNode, bodyOf, type Pg, stringsOf } from '../ast/node.js'
 import { parseSql } from '../ast/parse.js'
+import { BoundedCache } from '../bounded-cache.js'
 import { ExpressionError, isPalisadeError } from '../errors.js'
 import { isAllowedFunction, isAllowedOperator, REG_TYPES } from './function-allowlist.js'
 import { AGGREGATE_FUNCTIONS, SET_RETURNING_FUNCTIONS } from './function-kinds.js'
@@ -21,7 +21,7 @@ export interface PolicyExpression {
 
 export const MAX_EXPRESSION_LENGTH = 10_000
 
-const cache = new LRUCache<string, PolicyExpression>({ max: 1000 })
+const cache = new BoundedCache<string, PolicyExpression>(1000)
 
 /**
  * Parses a filter or mask expression with the query-time parser (spec 1.3) and checks it

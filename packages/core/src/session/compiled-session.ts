@@ -1,5 +1,5 @@
-import { LRUCache } from 'lru-cache'
 import type { AstNode } from '../ast/node.js'
+import { BoundedCache } from '../bounded-cache.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
 import type { DecisionBinding } from '../policy/policy.types.js'
 import type {
@@ -47,7 +47,7 @@ export class CompiledSession {
   readonly hasQueryDecisions: boolean
   readonly bindEnvironment: BindEnvironment
   /** @internal (epoch-scoped) SQL text → rewrite result. */
-  readonly rewriteCache = new LRUCache<string, object>({ max: 512 })
+  readonly rewriteCache = new BoundedCache<string, object>(512)
   /** @internal Virtualized catalog views, built and deparsed once per session. */
   readonly catalogViews = new Map<string, AstNode>()
 

@@ -208,6 +208,14 @@ function leakproofConjuncts(
     )
 }
 
+/** Identity functions called with no arguments, named after themselves in the output. */
+const IDENTITY_FUNCTIONS = new Set([
+  'current_database',
+  'current_schema',
+  'current_user',
+  'session_user',
+])
+
 /** Output column names PostgreSQL gives the identity value functions. */
 const IDENTITY_LABELS: Partial<Record<NonNullable<Pg.SQLValueFunction['op']>, string>> = {
   SVFOP_CURRENT_USER: 'current_user',
@@ -229,10 +237,7 @@ function identityLabel(val: AstNode | undefined): string | undefined {
     const call = (val as { FuncCall: Pg.FuncCall }).FuncCall
     const names = stringsOf(call.funcname)
     const name = names[names.length - 1]
-    if (
-      (call.args?.length ?? 0) === 0 &&
-      ['current_database', 'current_schema', 'current_user', 'session_user'].includes(name ?? '')
-    ) {
+    if ((call.args?.length ?? 0) === 0 && IDENTITY_FUNCTIONS.has(name ?? '')) {
       return name
     }
   }
