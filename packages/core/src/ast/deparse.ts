@@ -17,10 +17,13 @@ class FragmentDeparser extends Deparser {
 
 const OPTIONS = { pretty: false }
 
+/** One instance serves every call: a deparser keeps no state between `deparse` calls. */
+const DEPARSER = new FragmentDeparser([] as never, OPTIONS)
+
 /** Serializes one statement to compact SQL text; the deparser never mutates its input. */
 export function deparseStatement(stmt: AstNode): string {
   try {
-    return new FragmentDeparser(stmt as never, OPTIONS).deparseQuery()
+    return DEPARSER.deparse(stmt as never) ?? ''
   } catch (error) {
     throw new PalisadeError(
       SqlState.FeatureNotSupported,
@@ -34,14 +37,13 @@ export function deparseStatement(stmt: AstNode): string {
 
 /** Deparses a list of select targets once, as one fragment node that prints as `a, b, c`. */
 export function targetListFragment(targets: readonly AstNode[]): AstNode {
-  const deparser = new FragmentDeparser([] as never, OPTIONS)
-  const sql = targets.map((t) => deparser.deparse(t as never)).join(', ')
+  const sql = targets.map((t) => DEPARSER.deparse(t as never)).join(', ')
   return { PalisadeFragment: { sql } } as unknown as AstNode
 }
 
 /** Deparses an expression once, parenthesized so it composes safely with AND. */
 export function expressionFragment(expression: AstNode): AstNode {
-  const sql = new FragmentDeparser([] as never, OPTIONS).deparse(expression as never)
+  const sql = DEPARSER.deparse(expression as never)
   return { PalisadeFragment: { sql: `(${sql})` } } as unknown as AstNode
 }
 
@@ -52,7 +54,7 @@ export function statementFragment(stmt: AstNode): AstNode {
 
 /** Deparses an expression of Palisade's own tree to text, for assembling a fragment. */
 export function expressionText(expression: AstNode): string {
-  return new FragmentDeparser([] as never, OPTIONS).deparse(expression as never) ?? ''
+  return DEPARSER.deparse(expression as never) ?? ''
 }
 
 /**

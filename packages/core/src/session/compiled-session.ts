@@ -1,4 +1,4 @@
-import type { AstNode } from '../ast/node.js'
+import { type AstNode, stringConst, typeCast } from '../ast/node.js'
 import { BoundedCache } from '../bounded-cache.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
 import type { DecisionBinding } from '../policy/policy.types.js'
@@ -48,6 +48,8 @@ export class CompiledSession {
   readonly bindEnvironment: BindEnvironment
   /** @internal (epoch-scoped) SQL text → rewrite result. */
   readonly rewriteCache = new BoundedCache<string, object>(512)
+  /** @internal The literals that replace current_user, current_database() and current_schema. */
+  readonly identity: { readonly user: AstNode; readonly catalog: AstNode; readonly schema: AstNode }
   /** @internal Virtualized catalog views, built and deparsed once per session. */
   readonly catalogViews = new Map<string, AstNode>()
 
@@ -67,6 +69,12 @@ export class CompiledSession {
     this.defaultSchema = init.defaultSchema
     this.schemas = init.schemas
     this.bindEnvironment = init.bindEnvironment
+    // Built once and shared by every rewrite: trees are never mutated.
+    this.identity = Object.freeze({
+      user: typeCast(stringConst(init.user.username), 'name'),
+      catalog: typeCast(stringConst(init.datasource.name), 'name'),
+      schema: typeCast(stringConst(init.defaultSchema ?? 'public'), 'name'),
+    })
     this.hasQueryDecisions = [...init.schemas.values()].some((s) =>
       [...s.tables.values()].some((t) => t.dynamic),
     )

@@ -97,7 +97,11 @@ export function wrapScans(
     if (target.name !== undefined) return undefined
     const label = identityLabel(target.val as AstNode | undefined)
     if (label === undefined) return undefined
-    return { ResTarget: { ...target, name: label, val: mapTree(target.val, mapper) } } as AstNode
+    // Written out rather than spread: this runs for every identity function in a select list.
+    const renamed: Pg.ResTarget = { name: label, val: mapTree(target.val, mapper) as Pg.Node }
+    if (target.indirection !== undefined) renamed.indirection = target.indirection
+    if (target.location !== undefined) renamed.location = target.location
+    return { ResTarget: renamed } as AstNode
   }
 
   const identityValue = (op: Pg.SQLValueFunction['op']): AstNode | undefined => {
@@ -106,11 +110,11 @@ export function wrapScans(
       case 'SVFOP_SESSION_USER':
       case 'SVFOP_USER':
       case 'SVFOP_CURRENT_ROLE':
-        return typeCast(stringConst(session.user.username), 'name')
+        return session.identity.user
       case 'SVFOP_CURRENT_CATALOG':
-        return typeCast(stringConst(session.datasource.name), 'name')
+        return session.identity.catalog
       case 'SVFOP_CURRENT_SCHEMA':
-        return typeCast(stringConst(session.defaultSchema ?? 'public'), 'name')
+        return session.identity.schema
       default:
         return undefined
     }
@@ -120,11 +124,10 @@ export function wrapScans(
     const names = stringsOf(call.funcname)
     const name = names[names.length - 1]
     if ((call.args?.length ?? 0) > 0) return undefined
-    if (name === 'current_database') return typeCast(stringConst(session.datasource.name), 'name')
-    if (name === 'current_schema')
-      return typeCast(stringConst(session.defaultSchema ?? 'public'), 'name')
+    if (name === 'current_database') return session.identity.catalog
+    if (name === 'current_schema') return session.identity.schema
     if (name === 'current_user' || name === 'session_user') {
-      return typeCast(stringConst(session.user.username), 'name')
+      return session.identity.user
     }
     return undefined
   }
