@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Client } from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
@@ -12,6 +16,42 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; messa
     return { code: e.code ?? '', message: e.message }
   }
   throw new Error('expected the query to fail')
+}
+
+/** A self-signed certificate and key for localhost, or undefined when openssl is missing. */
+function selfSignedPair(): { cert: Buffer; key: Buffer } | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'palisade-tls-'))
+  try {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ].concat(['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]),
+      { stdio: 'ignore' },
+    )
+    return { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) }
+  } catch {
+    return undefined
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Waits until `check` resolves true (polling), or fails after `ms`. */
+async function eventually(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const until = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not reached in time')
+    await new Promise((r) => setTimeout(r, 50))
+  }
 }
 
 /** The data-plane suite, run once per upstream kind. */
@@ -257,6 +297,94 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
       expect(await failure(h.connect('carol'))).toMatchObject({ code: '3D000' })
       const alice = await h.connect('alice')
       expect((await alice.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 2 }])
+    })
+
+    it('refuses an ssl-requiring client cleanly when TLS is not configured', async () => {
+      const refused = await failure(h.connect('alice', { ssl: true }))
+      expect(refused.message).toBe('The server does not support SSL connections')
+      const alice = await h.connect('alice')
+      expect((await alice.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }])
+    })
+
+    it('serves TLS clients and refuses plaintext ones with 28000 when TLS is required', async (ctx) => {
+      const pair = selfSignedPair()
+      if (!pair) return ctx.skip(true, 'openssl is not installed: cannot make a test certificate')
+      const tls = await makeHarness({ plane: { tls: pair, requireTls: true } })
+      try {
+        const secure = await tls.connect('alice', { ssl: { rejectUnauthorized: false } })
+        const { rows } = await secure.query('SELECT count(*)::int AS n FROM orders')
+        expect(rows).toEqual([{ n: 2 }])
+        expect(await failure(tls.connect('alice'))).toEqual({
+          code: '28000',
+          message: 'TLS connection required',
+        })
+      } finally {
+        await tls.close()
+      }
+    })
+
+    it('answers 53300 when no upstream session frees up within the acquire timeout', async (ctx) => {
+      // PGlite is one shared backend with no session limit: only the PostgreSQL pool has one.
+      if (h.kind === 'pglite') return ctx.skip(true, 'the PGlite upstream has no acquire limit')
+      const small = await makeHarness({ poolSize: 1, plane: { acquireTimeoutMs: 300 } })
+      try {
+        const holder = await small.connect('alice')
+        expect(await failure(small.connect('carol'))).toEqual({
+          code: '53300',
+          message: 'too many connections for datasource "shop"',
+        })
+        expect((await holder.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }])
+      } finally {
+        await small.close()
+      }
+    })
+
+    it('ends a session with 08006 when its upstream connection is lost and serves others', async (ctx) => {
+      const admin = h.upstreamAdmin
+      if (!admin) return ctx.skip(true, 'only a PostgreSQL upstream can be terminated')
+      const doomed = await h.connect('alice')
+      await doomed.query("SET application_name = 'palisade-doomed'")
+      const sessions = async () =>
+        (
+          await admin.client.query(
+            'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2',
+            [admin.database, 'palisade-doomed'],
+          )
+        ).rowCount ?? 0
+      expect(await sessions()).toBe(1)
+      await admin.client.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2',
+        [admin.database, 'palisade-doomed'],
+      )
+      await eventually(async () => (await sessions()) === 0)
+      expect(await failure(doomed.query('SELECT 1 AS ok'))).toEqual({
+        code: '08006',
+        message: 'upstream connection lost',
+      })
+      const fresh = await h.connect('alice')
+      expect((await fresh.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 2 }])
+    })
+
+    it('fails the transaction after a rejected statement until ROLLBACK, as PostgreSQL does', async () => {
+      const alice = await h.connect('alice')
+      await alice.query('BEGIN')
+      expect(await failure(alice.query('SELECT * FROM secrets'))).toMatchObject({ code: '42P01' })
+      expect(await failure(alice.query('SELECT 1 AS one'))).toEqual({
+        code: '25P02',
+        message: 'current transaction is aborted, commands ignored until end of transaction block',
+      })
+      await alice.query('ROLLBACK')
+      expect((await alice.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+      // The same in the extended protocol.
+      await alice.query('BEGIN')
+      expect(await failure(alice.query('SELECT * FROM secrets WHERE id = $1', [1]))).toMatchObject({
+        code: '42P01',
+      })
+      expect(await failure(alice.query('SELECT $1::int AS x', [1]))).toMatchObject({
+        code: '25P02',
+      })
+      await alice.query('ROLLBACK')
+      expect((await alice.query('SELECT $1::int AS x', [7])).rows).toEqual([{ x: 7 }])
     })
   })
 }

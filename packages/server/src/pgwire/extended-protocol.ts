@@ -77,6 +77,7 @@ export class ExtendedProtocol {
   #fail(error: unknown): void {
     if (error instanceof WireError && error.fatal) throw error
     this.#ctx.relay.local(errorResponse(toWireFields(error)))
+    if (!this.#skipping) this.#ctx.relay.abortTransaction(false)
     this.#skipping = true
   }
 

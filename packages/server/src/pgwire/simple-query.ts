@@ -27,6 +27,8 @@ export async function* simpleQuery(
     if (error instanceof WireError && error.fatal) throw error
     // Policy/audit stage first: the rejection is audited before the client hears of it.
     audit.rejected(sql, error, performance.now() - started)
+    relay.abortTransaction(true)
+    yield* relay.drain()
     yield Buffer.concat([errorResponse(toWireFields(error)), readyForQuery(relay.status)])
     return
   }
@@ -53,6 +55,8 @@ export async function* simpleQuery(
       } catch (error) {
         if (error instanceof WireError && error.fatal) throw error
         audit.rejected(statement.originalSql, error, performance.now() - started)
+        relay.abortTransaction(true)
+        yield* relay.drain()
         yield errorResponse(toWireFields(error))
         failed = true
         continue

@@ -22,6 +22,8 @@ export interface UpstreamRequest {
   terminals: string
   /** Answers are consumed by the proxy instead of relayed (transparent re-prepare). */
   swallow?: boolean
+  /** Do not relay the answer's ErrorResponse either (`abortTransaction`). */
+  silent?: boolean
   /** Do not relay ReadyForQuery (statements of a split simple query). */
   hideReady?: boolean
   /** The client's SQL, so an upstream error can be scrubbed against it. */
@@ -81,6 +83,21 @@ export class UpstreamRelay {
     this.#upstream.send(serialize.flush())
   }
 
+  /**
+   * After the proxy rejected a statement inside an upstream transaction, fails that transaction
+   * too, as PostgreSQL's own error would: later statements get 25P02 until ROLLBACK, and
+   * ReadyForQuery reports 'E'. A Parse that cannot parse does it without running anything; its
+   * answer is not relayed. `sync` ends it with a Sync (simple query); otherwise the client's own
+   * Sync follows (extended protocol).
+   */
+  abortTransaction(sync: boolean): void {
+    if (this.#status !== 'T' || this.#skipToSync) return
+    const parse = serialize.parse({ text: ABORT_SQL })
+    const request = { swallow: true, silent: true }
+    if (sync) this.send(Buffer.concat([parse, serialize.sync()]), { ...request, terminals: 'Z' })
+    else this.send(parse, { ...request, terminals: '1' })
+  }
+
   /** Queues a proxy-made answer behind the upstream answers already due. */
   local(bytes: Buffer): void {
     this.#pending.push({ local: bytes })
@@ -138,8 +155,14 @@ export class UpstreamRelay {
     const { request } = head
     request.onFrame?.(frame)
     if (frame.code === E) {
+      const fields = decodeErrorFields(frame.bytes)
+      if (fields.severity === 'FATAL' || fields.severity === 'PANIC') {
+        // The upstream ends the session (e.g. terminated by an administrator).
+        this.#pending.length = 0
+        throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
+      }
       const scrubbed = this.#scrubFields(frame, request.originalSql)
-      emit(errorResponse(scrubbed))
+      if (!request.silent) emit(errorResponse(scrubbed))
       // The upstream skips everything up to the next Sync: so do the answers we wait for.
       const syncAt = this.#pending.findIndex((p) => 'request' in p && p.terminals.has(Z))
       if (syncAt === 0) {
@@ -183,6 +206,9 @@ export class UpstreamRelay {
     return errorResponse(this.#scrubFields(frame, originalSql), kind)
   }
 }
+
+/** A syntax error: fails the upstream transaction at Parse, before anything is planned or run. */
+const ABORT_SQL = 'PALISADE_REJECTED_A_STATEMENT_OF_THIS_TRANSACTION'
 
 /** What requests dropped after an earlier upstream error report. */
 const skipped: ScrubbedError = {
