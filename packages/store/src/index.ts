@@ -53,6 +53,7 @@ export type {
   Policy,
   UpdatePolicyInput,
 } from './policies-service.js'
+export { POLICY_TYPES, policyTargetSchema } from './policies-service.js'
 export type {
   QueryAuditEntry,
   QueryAuditFilter,

@@ -67,7 +67,8 @@ export interface CreatePolicyInput {
 /** Body of `PUT /policies/{id}`: `version` plus any create field. */
 export type UpdatePolicyInput = Partial<CreatePolicyInput> & { version: number }
 
-const POLICY_TYPES = [
+/** The five policy kinds (spec 1 item 4); the admin API validates with the same list. */
+export const POLICY_TYPES = [
   'row_filter',
   'column_mask',
   'column_allow',
@@ -84,7 +85,8 @@ const patterns = v.pipe(
   v.minLength(1, 'at least one pattern'),
   v.maxLength(100, 'at most 100 patterns'),
 )
-const target = v.object({
+/** One policy target (admin-api 9.2); shared with the admin API's request schemas. */
+export const policyTargetSchema = v.object({
   schemas: patterns,
   tables: patterns,
   columns: v.nullish(
@@ -99,7 +101,7 @@ const fields = {
   name: policyName,
   policy_type: v.picklist(POLICY_TYPES, 'unknown policy_type'),
   targets: v.pipe(
-    v.array(target, 'expected an array'),
+    v.array(policyTargetSchema, 'expected an array'),
     v.minLength(1, 'at least one target'),
     v.maxLength(50, 'at most 50 targets'),
   ),

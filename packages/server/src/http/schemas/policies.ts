@@ -1,34 +1,9 @@
+import { POLICY_TYPES, policyTargetSchema } from '@palisade/store'
 import * as v from 'valibot'
 import { pageQuery } from '../pagination.js'
 import { optionalBoolean, policyName, search, text, uuid } from './common.js'
 
-/** The five policy kinds (spec 1 item 4). */
-export const POLICY_TYPES = [
-  'row_filter',
-  'column_mask',
-  'column_allow',
-  'column_deny',
-  'table_deny',
-] as const
-
-const pattern = v.pipe(
-  text(1, 128),
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the rule is exactly "no control characters"
-  v.regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters'),
-)
-const patterns = v.pipe(
-  v.array(pattern, 'expected an array of patterns'),
-  v.minLength(1, 'needs at least one pattern'),
-  v.maxLength(100, 'allows at most 100 patterns'),
-)
-const target = v.object({
-  schemas: patterns,
-  tables: patterns,
-  /** Required or forbidden by `policy_type`: the shape check runs in the store (admin-api 9.2). */
-  columns: v.nullish(
-    v.pipe(v.array(pattern, 'expected an array of patterns'), v.maxLength(100, 'at most 100')),
-  ),
-})
+const target = policyTargetSchema
 const expression = v.nullish(text(0, 10_000))
 
 const policyFields = {
