@@ -49,9 +49,10 @@ export interface ScanPlan {
   readonly denied: ReadonlySet<string>
   /** Visible columns whose values are masked. */
   readonly masked: ReadonlySet<string>
-  /** `SELECT <visible, masked> FROM schema.table WHERE <filters> [OFFSET 0]`. */
-  readonly subquery: AstNode | undefined
-  /** The same, deparsed once per session: the whole body, its select list and its filter. */
+  /**
+   * `SELECT <visible, masked> FROM schema.table WHERE <filters> [OFFSET 0]`, deparsed once per
+   * session: the whole body, its select list and its filter. Undefined when `error` is set.
+   */
   readonly fragments: ScanFragments | undefined
   /** Set when the rules for this table cannot be applied; raised when a query reads it. */
   readonly error: PalisadeError | undefined
@@ -131,7 +132,6 @@ export function buildScanPlan(
       columns,
       denied,
       masked,
-      subquery,
       fragments,
       error: undefined,
       filtered,
@@ -139,14 +139,12 @@ export function buildScanPlan(
     }
   } catch (error) {
     if (!isPalisadeError(error)) throw error
-    const fragments = undefined
     return {
       table,
       columns,
       denied,
       masked,
-      subquery: undefined,
-      fragments,
+      fragments: undefined,
       error,
       filtered: true,
       applied,
