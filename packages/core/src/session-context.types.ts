@@ -25,6 +25,11 @@ export interface SessionDatasource {
   id?: string
   name: string
   accessMode: AccessMode
+  /**
+   * The upstream's `server_version_num` (for example 150019), when known: it picks the column
+   * lists of the virtual `pg_catalog` relations. Defaults to the PostgreSQL 15 lists.
+   */
+  serverVersion?: number
 }
 
 /** Everything a session is compiled from; the store builds it, tests write it by hand. */

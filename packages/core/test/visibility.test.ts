@@ -134,11 +134,11 @@ describe('information_schema shows only what the user may see (rule 16, spec 4.2
     expect(rows).toEqual([{ table_schema: 'commerce' }])
   })
 
-  it('refuses information_schema views it does not virtualize and pg_catalog relations', async () => {
+  it('refuses information_schema views and pg_catalog relations it does not virtualize', async () => {
     const s = await makeSession(catalog)
     expect((await runError(db, s, 'SELECT * FROM information_schema.role_table_grants')).code).toBe(
       '42P01',
     )
-    expect((await runError(db, s, 'SELECT * FROM pg_catalog.pg_class')).code).toBe('42P01')
+    expect((await runError(db, s, 'SELECT * FROM pg_catalog.pg_stats')).code).toBe('42P01')
   })
 })

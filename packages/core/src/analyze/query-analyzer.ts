@@ -1,5 +1,7 @@
 import { type AstNode, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { catalogFunctionName, GUARDED_CASTS, unguardableCall } from '../catalog/catalog-guards.js'
 import { isVirtualInformationSchemaView } from '../catalog/information-schema.js'
+import { isVirtualPgCatalogRelation } from '../catalog/pg-catalog.js'
 import {
   PalisadeError,
   ReadOnlyViolationError,
@@ -23,7 +25,10 @@ export interface QueryAnalysis {
   readonly references: ReadonlyMap<object, TableReference>
   /** CTE definitions renamed because the deparser cannot quote their names (by node identity). */
   readonly cteRenames: ReadonlyMap<object, string>
-  /** Object-name casts (by TypeCast identity) and the upstream name their literal becomes. */
+  /**
+   * Object-name casts of a name literal (by TypeCast identity) and the upstream name their
+   * literal becomes. Every other cast to an object-identifier type is guarded by the rewrite.
+   */
   readonly objectNames: ReadonlyMap<object, string>
   /** Leakproof user conjuncts per scan, copied inside fenced scans (design.md §2). */
   readonly pushdowns: ReadonlyMap<object, readonly PushdownCandidate[]>
@@ -214,8 +219,13 @@ export class QueryAnalyzer {
       this.#references.set(rv, { kind: 'information_schema', view: name })
       return
     }
-    const entry =
-      rv.schemaname === 'pg_catalog' ? undefined : session.findTable(rv.schemaname, name)
+    // pg_catalog comes first in every search path, so bare catalog names mean the catalog.
+    if (rv.schemaname === 'pg_catalog' || (!rv.schemaname && isVirtualPgCatalogRelation(name))) {
+      if (!isVirtualPgCatalogRelation(name)) throw new UndefinedTableError(written)
+      this.#references.set(rv, { kind: 'pg_catalog', relation: name })
+      return
+    }
+    const entry = session.findTable(rv.schemaname, name)
     if (!entry) throw new UndefinedTableError(rv.schemaname ? `${rv.schemaname}.${name}` : name)
     this.#references.set(rv, {
       kind: 'table',
@@ -232,34 +242,53 @@ export class QueryAnalyzer {
 
   #checkFunction(call: Pg.FuncCall): void {
     const names = stringsOf(call.funcname)
+    const catalogFunction = catalogFunctionName(names)
+    if (catalogFunction !== undefined) {
+      const reason = unguardableCall(catalogFunction, call)
+      if (reason !== undefined) throw new UnsupportedStatementError(reason)
+      return
+    }
     if (!isAllowedFunction(names)) throw new UndefinedFunctionError(functionSignature(call))
     const name = names[names.length - 1] as string
     if ((AGGREGATE_FUNCTIONS.has(name) && !call.over) || call.agg_star) this.#aggregation = true
   }
 
   /**
-   * Casts to object identifier types look names up in the upstream catalog, so they are checked
-   * against the session's visible catalog instead: a visible table's name is rewritten to its
-   * upstream name, a hidden or missing one is `42P01` like any missing relation. Numbers and
-   * expressions would probe arbitrary objects and are refused.
+   * Casts to object identifier types look names up in the upstream catalog, so a name literal
+   * is checked against the session's visible catalog instead: a visible table's name is
+   * rewritten to its upstream name, a hidden or missing one is `42P01` like any missing
+   * relation. Any other value (an OID, a column) is guarded by the rewrite, which lets through
+   * only OIDs of the virtual catalog (catalog/catalog-guards.ts).
    */
   #checkObjectNameCast(cast: Pg.TypeCast, type: string): void {
     const text = (cast.arg as { A_Const?: Pg.A_Const } | undefined)?.A_Const?.sval?.sval
-    if (text === undefined || !['regclass', 'regtype', 'regnamespace'].includes(type)) {
-      throw new UnsupportedStatementError(`casts to ${type} of anything but a name`)
+    if (text === undefined || /^\s*\d+\s*$/.test(text)) {
+      if (!Object.hasOwn(GUARDED_CASTS, type)) {
+        throw new UnsupportedStatementError(`casts to ${type} of anything but a name`)
+      }
+      return
     }
     const names = parseQualifiedName(text)
     if (type === 'regtype') {
       if (!names || !isAllowedType(names)) throw undefinedType([text])
+      this.#constants.set(cast, text)
       return
     }
     if (type === 'regnamespace') {
-      const schema = names?.length === 1 ? this.#session.schemas.get(names[0] as string) : undefined
+      const name = names?.length === 1 ? (names[0] as string) : undefined
+      if (name === 'pg_catalog' || name === 'information_schema') {
+        this.#constants.set(cast, name)
+        return
+      }
+      const schema = name === undefined ? undefined : this.#session.schemas.get(name)
       if (!schema) {
         throw new PalisadeError(SqlState.InvalidSchemaName, `schema "${text}" does not exist`)
       }
       this.#constants.set(cast, quoteName(schema.upstream))
       return
+    }
+    if (type !== 'regclass') {
+      throw new UnsupportedStatementError(`casts to ${type} of anything but a name`)
     }
     const [catalog, schema, table] =
       names?.length === 3
@@ -267,10 +296,18 @@ export class QueryAnalyzer {
         : names?.length === 2
           ? [undefined, ...names]
           : [undefined, undefined, names?.[0]]
+    const ownCatalog = catalog === undefined || catalog === this.#session.datasource.name
+    if (
+      ownCatalog &&
+      table !== undefined &&
+      (schema === 'pg_catalog' || schema === undefined) &&
+      isVirtualPgCatalogRelation(table)
+    ) {
+      this.#constants.set(cast, `pg_catalog.${table}`)
+      return
+    }
     const entry =
-      table === undefined || (catalog !== undefined && catalog !== this.#session.datasource.name)
-        ? undefined
-        : this.#session.findTable(schema, table)
+      table === undefined || !ownCatalog ? undefined : this.#session.findTable(schema, table)
     if (!entry?.plan) throw new UndefinedTableError(text)
     this.#constants.set(cast, `${quoteName(entry.exposed.schema)}.${quoteName(entry.exposed.name)}`)
   }

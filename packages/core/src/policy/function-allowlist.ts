@@ -28,7 +28,8 @@ const GROUPS: Record<string, { reason: string; names: string }> = {
   },
   format: {
     reason: 'formatting and parsing of values',
-    names: `to_char to_date to_number to_timestamp format_type`,
+    names: `to_char to_date to_number to_timestamp pg_encoding_to_char pg_char_to_encoding
+      pg_size_pretty pg_size_bytes`,
   },
   datetime: {
     reason: 'date/time arithmetic on its arguments or the statement clock',
@@ -111,12 +112,18 @@ export const OPERATOR_ALLOWLIST: ReadonlySet<string> = new Set(
    @> <@ ? ?| ?& && @? @@ - << >> &< &> -|- <<| |>> &<| |&> <-> ##`.split(/\s+/),
 )
 
+/**
+ * Functions outside pg_catalog that drivers call, allowed only schema-qualified.
+ * `_pg_expandarray` (pgjdbc's getPrimaryKeys) expands an array into (value, position) rows.
+ */
+const QUALIFIED_ALLOWLIST: ReadonlySet<string> = new Set(['information_schema._pg_expandarray'])
+
 /** Whether a function name (optionally `pg_catalog`-qualified) is on the allowlist. */
 export function isAllowedFunction(names: readonly string[]): boolean {
   if (names.length === 1) return FUNCTION_ALLOWLIST.has(names[0] as string)
   if (names.length === 2 && names[0] === 'pg_catalog')
     return FUNCTION_ALLOWLIST.has(names[1] as string)
-  return false
+  return names.length === 2 && QUALIFIED_ALLOWLIST.has(names.join('.'))
 }
 
 /** Whether an operator name (optionally `pg_catalog`-qualified, as `OPERATOR(pg_catalog.+)`) is allowed. */

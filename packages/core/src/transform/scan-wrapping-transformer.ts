@@ -14,12 +14,19 @@ import {
   stringConst,
   stringsOf,
   tagOf,
-  typeCast,
 } from '../ast/node.js'
+import {
+  castLabel,
+  catalogFunctionName,
+  guardCatalogCall,
+  guardObjectCast,
+} from '../catalog/catalog-guards.js'
 import {
   informationSchemaSubquery,
   type VirtualInformationSchemaView,
 } from '../catalog/information-schema.js'
+import { pgCatalogFragment } from '../catalog/pg-catalog.js'
+import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
 
@@ -54,7 +61,7 @@ export function wrapScans(
       case 'SQLValueFunction':
         return identityValue((body as Pg.SQLValueFunction).op)
       case 'FuncCall':
-        return identityCall(body as Pg.FuncCall)
+        return identityCall(body as Pg.FuncCall) ?? catalogCall(body as Pg.FuncCall)
       case 'ColumnRef':
         // Returning the node itself stops the walk: nothing inside a column reference changes.
         return shortenQualifiedColumn(body as Pg.ColumnRef) ?? node
@@ -62,9 +69,16 @@ export function wrapScans(
       case 'ParamRef':
         return node
       case 'TypeCast': {
+        const cast = body as Pg.TypeCast
         const upstreamName = analysis.objectNames.get(body)
-        if (upstreamName === undefined) return undefined
-        return { TypeCast: { ...(body as Pg.TypeCast), arg: stringConst(upstreamName) } } as AstNode
+        if (upstreamName !== undefined) {
+          return { TypeCast: { ...cast, arg: stringConst(upstreamName) } } as AstNode
+        }
+        const names = stringsOf(cast.typeName?.names)
+        const type = names[names.length - 1] ?? ''
+        if (!REG_TYPES.has(type)) return undefined
+        const value = mapTree(cast.arg as AstNode, mapper)
+        return guardObjectCast(session, value, type, castLabel(cast, type))
       }
       default:
         return undefined
@@ -84,6 +98,8 @@ export function wrapScans(
         return { RangeVar: { ...rv, relname: reference.rename, alias } }
       case 'information_schema':
         return rangeSubselect(catalogView(session, reference.view), alias)
+      case 'pg_catalog':
+        return rangeSubselect(pgCatalogFragment(session, reference.relation), alias)
       case 'table': {
         const plan = plans.get(reference.entry)
         if (!plan?.fragments) throw new Error('scan plan missing for a resolved table')
@@ -118,6 +134,13 @@ export function wrapScans(
       default:
         return undefined
     }
+  }
+
+  const catalogCall = (call: Pg.FuncCall): AstNode | undefined => {
+    const name = catalogFunctionName(stringsOf(call.funcname))
+    if (name === undefined) return undefined
+    const args = (call.args ?? []).map((arg) => mapTree(arg as AstNode, mapper))
+    return guardCatalogCall(session, name, args)
   }
 
   const identityCall = (call: Pg.FuncCall): AstNode | undefined => {
@@ -243,6 +266,7 @@ function identityLabel(val: AstNode | undefined): string | undefined {
     if ((call.args?.length ?? 0) === 0 && IDENTITY_FUNCTIONS.has(name ?? '')) {
       return name
     }
+    if (catalogFunctionName(names) !== undefined) return name
   }
   return undefined
 }

@@ -27,11 +27,13 @@ describeOnDatabases('catalog and existence probes reveal nothing hidden', (db) =
     expect(views).toEqual([])
   })
 
-  it('refuses pg_catalog tables and statistics views instead of showing other objects', async () => {
+  it('refuses statistics, activity and catalogs outside the virtual pg_catalog', async () => {
     const session = await makeSession(db().catalog, { policies: [hideSecrets] })
     for (const sql of [
-      'SELECT relname FROM pg_catalog.pg_class',
       'SELECT * FROM pg_catalog.pg_stats',
+      'SELECT * FROM pg_catalog.pg_stats_ext',
+      'SELECT * FROM pg_catalog.pg_depend',
+      'SELECT * FROM pg_catalog.pg_shdescription',
       'SELECT * FROM pg_catalog.pg_statistic',
       'SELECT * FROM pg_catalog.pg_stat_activity',
       'SELECT * FROM information_schema.table_privileges',

@@ -73,10 +73,22 @@ describeOnDatabases(
       ])
       expect((await runError(db(), session, "SELECT 'secrets'::regtype")).code).toBe('42704')
       expect((await runError(db(), session, "SELECT 'nope'::regnamespace")).code).toBe('3F000')
+      // OIDs and expressions are guarded (catalog-guards.ts): only the virtual catalog's OIDs
+      // pass, so probing numbers never names a hidden object.
+      const secrets = (
+        await db().query<{ oid: string }>("SELECT 'public.secrets'::regclass::oid AS oid")
+      ).rows[0]?.oid
+      expect(
+        await run(
+          db(),
+          session,
+          `SELECT ${secrets}::regclass AS a, (SELECT ${secrets})::oid::regclass AS b`,
+        ),
+      ).toEqual([{ a: null, b: null }])
       for (const sql of [
-        'SELECT 1::regclass',
-        'SELECT (SELECT 1)::oid::regclass',
         "SELECT 'f'::regproc",
+        "SELECT 'postgres'::regrole",
+        'SELECT 1::regrole',
       ]) {
         expect((await runError(db(), session, sql)).code, sql).toBe('0A000')
       }

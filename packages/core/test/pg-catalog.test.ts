@@ -1,0 +1,267 @@
+import { beforeAll, expect, it } from 'vitest'
+import { VIRTUAL_PG_CATALOG_RELATIONS } from '../src/catalog/pg-catalog-templates.js'
+import { rewrite } from '../src/rewrite.js'
+import type { CompiledSession } from '../src/session/compiled-session.js'
+import { describeOnDatabases, type TestDatabase } from './fixtures/databases.js'
+import { makeSession, policy, run, runError, type SessionOptions } from './fixtures/session.js'
+
+/**
+ * The per-user pg_catalog (design.md §2, spec 4.2.2): what psql, JDBC and ORMs read to list
+ * tables and columns shows only the session's objects, and no catalog function or OID cast
+ * reaches a hidden one. The user here is denied `customers.ssn` and the `secrets` table; the
+ * fixture has an index, a check constraint and a comment on `ssn`, and a comment on `secrets`.
+ */
+const DENIED: SessionOptions['policies'] = [
+  policy('column_deny', {
+    target: { schemas: ['public'], tables: ['customers'], columns: ['ssn'] },
+  }),
+  policy('table_deny', { target: { schemas: ['public'], tables: ['secrets'] } }),
+]
+
+describeOnDatabases('virtual pg_catalog', (db) => {
+  let session: CompiledSession
+  let version: number
+  /** OIDs of hidden objects, read directly from the upstream (what an attacker might guess). */
+  let hidden: Record<'secrets' | 'secretsType' | 'ssnIndex' | 'ssnCheck', number>
+  const q = <T = Record<string, unknown>>(sql: string) => run<T>(db(), session, sql)
+  const oidOf = async (sql: string) =>
+    Number((await db().query<{ oid: string }>(sql)).rows[0]?.oid ?? Number.NaN)
+
+  beforeAll(async () => {
+    const d: TestDatabase = db()
+    const v = await d.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")
+    version = Number(v.rows[0]?.v)
+    session = await makeSession(d.catalog, { policies: DENIED, serverVersion: version })
+    hidden = {
+      secrets: await oidOf("SELECT 'public.secrets'::regclass::oid AS oid"),
+      secretsType: await oidOf("SELECT 'public.secrets'::regtype::oid AS oid"),
+      ssnIndex: await oidOf("SELECT 'public.customers_ssn_idx'::regclass::oid AS oid"),
+      ssnCheck: await oidOf("SELECT oid FROM pg_constraint WHERE conname = 'customers_ssn_format'"),
+    }
+  })
+
+  it("lists visible tables the way psql's \\dt asks, and never a hidden one", async () => {
+    const rows = await q<{ Schema: string; Name: string; Owner: string }>(
+      `SELECT n.nspname AS "Schema", c.relname AS "Name",
+         pg_catalog.pg_get_userbyid(c.relowner) AS "Owner"
+       FROM pg_catalog.pg_class c
+       LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+       LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam
+       WHERE c.relkind IN ('r','p','') AND n.nspname <> 'pg_catalog'
+         AND n.nspname !~ '^pg_toast' AND n.nspname <> 'information_schema'
+         AND pg_catalog.pg_table_is_visible(c.oid)
+       ORDER BY 1, 2`,
+    )
+    expect(rows.map((r) => r.Name)).toEqual([
+      'customers',
+      'orders',
+      'payments',
+      'products',
+      'refunds',
+      'tenants',
+    ])
+    // The owner is the Palisade user, never an upstream role.
+    expect(new Set(rows.map((r) => r.Owner))).toEqual(new Set(['alice']))
+  })
+
+  it("describes a table like psql's \\d: columns without the denied one, types, defaults", async () => {
+    const rows = await q<{ attname: string; type: string; def: string | null }>(
+      `SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type,
+         (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) FROM pg_catalog.pg_attrdef d
+          WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef) AS def
+       FROM pg_catalog.pg_attribute a
+       WHERE a.attrelid = 'public.customers'::pg_catalog.regclass AND a.attnum > 0
+         AND NOT a.attisdropped
+       ORDER BY a.attnum`,
+    )
+    expect(rows).toEqual([
+      { attname: 'id', type: 'integer', def: null },
+      { attname: 'tenant_id', type: 'integer', def: null },
+      { attname: 'name', type: 'text', def: null },
+      { attname: 'email', type: 'text', def: null },
+      { attname: 'region', type: 'text', def: "'north'::text" },
+    ])
+    expect(await q("SELECT attname FROM pg_attribute WHERE attname = 'ssn'")).toEqual([])
+  })
+
+  it('shows indexes and constraints only when they involve no hidden column or table', async () => {
+    const indexes = await q<{ relname: string; def: string }>(
+      `SELECT c2.relname, pg_catalog.pg_get_indexdef(i.indexrelid, 0, true) AS def
+       FROM pg_catalog.pg_class c, pg_catalog.pg_class c2, pg_catalog.pg_index i
+       WHERE c.oid = 'customers'::regclass AND c.oid = i.indrelid AND i.indexrelid = c2.oid
+       ORDER BY 1`,
+    )
+    expect(indexes).toEqual([
+      {
+        relname: 'customers_pkey',
+        def: 'CREATE UNIQUE INDEX customers_pkey ON customers USING btree (id)',
+      },
+    ])
+    const constraints = await q<{ conname: string; def: string }>(
+      `SELECT conname, pg_catalog.pg_get_constraintdef(oid, true) AS def
+       FROM pg_catalog.pg_constraint WHERE conrelid = 'customers'::regclass AND contype <> 'n'
+       ORDER BY 1`,
+    )
+    expect(constraints).toEqual([
+      { conname: 'customers_pkey', def: 'PRIMARY KEY (id)' },
+      {
+        conname: 'customers_tenant_id_fkey',
+        def: 'FOREIGN KEY (tenant_id) REFERENCES tenants(id)',
+      },
+    ])
+    const named = await q("SELECT indexname FROM pg_indexes WHERE indexname LIKE '%ssn%'")
+    expect(named).toEqual([])
+  })
+
+  it('keeps comments on visible objects and drops those on denied columns and hidden tables', async () => {
+    const [row] = await q(
+      `SELECT obj_description('customers'::regclass, 'pg_class') AS t,
+         col_description('customers'::regclass, 4) AS email,
+         col_description('customers'::regclass, 5) AS ssn`,
+    )
+    expect(row).toEqual({ t: 'shop customers', email: 'contact address', ssn: null })
+    const texts = await q<{ description: string }>(
+      "SELECT description FROM pg_description WHERE description IN ('the vault', 'social security number')",
+    )
+    expect(texts).toEqual([])
+  })
+
+  it('reports no row counts: reltuples and relpages describe rows a filter hides', async () => {
+    const [row] = await q(
+      "SELECT reltuples, relpages FROM pg_class WHERE relname IN ('customers') ",
+    )
+    expect(row).toEqual({ reltuples: -1, relpages: 0 })
+  })
+
+  it('answers OID probes of hidden objects with NULL, whatever the function or cast', async () => {
+    const [row] = await q(
+      `SELECT format_type(${hidden.secretsType}, NULL) AS type,
+         ${hidden.secrets}::regclass AS rel, '${hidden.secrets}'::regclass AS rel_text,
+         ${hidden.secretsType}::oid::regtype AS regtype,
+         pg_table_is_visible(${hidden.secrets}) AS visible,
+         pg_get_indexdef(${hidden.ssnIndex}) AS index,
+         pg_get_constraintdef(${hidden.ssnCheck}) AS con,
+         obj_description(${hidden.secrets}, 'pg_class') AS comment,
+         format_type(CASE WHEN random() < 2 THEN ${hidden.secretsType} END, NULL) AS volatile`,
+    )
+    expect(row).toEqual({
+      type: null,
+      rel: null,
+      rel_text: null,
+      regtype: null,
+      visible: null,
+      index: null,
+      con: null,
+      comment: null,
+      volatile: null,
+    })
+    // A visible object's OID still works: the guard passes what the catalog shows.
+    const [ok] = await q(
+      "SELECT format_type(reltype, NULL) AS t, (oid::int)::regclass AS r FROM pg_class WHERE oid = 'customers'::regclass",
+    )
+    expect(ok).toEqual({ t: 'customers', r: 'customers' })
+  })
+
+  it('prints an expression only against the relation it belongs to (no hidden column names)', async () => {
+    const [row] = await q(
+      `SELECT pg_get_expr(conbin, conrelid) AS own, pg_get_expr(conbin, 'customers'::regclass) AS other
+       FROM pg_constraint WHERE conname = 'orders_status_set'`,
+    )
+    // Attribute 5 of customers is the denied ssn: printing against it would name the column.
+    expect(row).toEqual({ own: "(status <> ''::text)", other: null })
+  })
+
+  it('has no hidden table in pg_type, pg_tables or any name list', async () => {
+    const names = await q<{ name: string }>(
+      `SELECT typname::text AS name FROM pg_type
+       UNION ALL SELECT relname::text FROM pg_class
+       UNION ALL SELECT tablename::text FROM pg_tables
+       UNION ALL SELECT conname::text FROM pg_constraint`,
+    )
+    const leaked = names.map((r) => r.name).filter((n) => /secrets|ssn/.test(n))
+    expect(leaked).toEqual([])
+  })
+
+  it('answers statistics, other sessions and server settings as missing relations', async () => {
+    for (const relation of [
+      'pg_stats',
+      'pg_statistic',
+      'pg_stat_activity',
+      'pg_stat_user_tables',
+      'pg_settings',
+      'pg_authid',
+    ]) {
+      const error = await runError(db(), session, `SELECT * FROM pg_catalog.${relation}`)
+      expect(error).toEqual({
+        code: '42P01',
+        message: `relation "pg_catalog.${relation}" does not exist`,
+      })
+    }
+    expect(await runError(db(), session, "SELECT 'pg_statistic'::regclass")).toMatchObject({
+      code: '42P01',
+    })
+  })
+
+  it('shows one database, named after the datasource', async () => {
+    const rows = await q('SELECT datname, pg_get_userbyid(datdba) AS owner FROM pg_database')
+    expect(rows).toEqual([{ datname: 'shop', owner: 'alice' }])
+  })
+
+  it('resolves bare catalog names and catalog name literals to pg_catalog', async () => {
+    const rows = await q<{ n: string }>(
+      "SELECT count(*)::int AS n FROM pg_class WHERE oid = 'pg_catalog.pg_class'::regclass",
+    )
+    expect(rows).toEqual([{ n: 1 }])
+  })
+
+  it('keeps the shape of every virtual relation identical to the real one', async () => {
+    for (const relation of VIRTUAL_PG_CATALOG_RELATIONS) {
+      const real = await db().query<{ name: string }>(
+        `SELECT attname AS name FROM pg_attribute WHERE attrelid = 'pg_catalog.${relation}'::regclass
+         AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+      )
+      const { statements } = rewrite(`SELECT * FROM pg_catalog.${relation} LIMIT 1`, session)
+      const fields = await db().columns(statements[0]?.sql ?? '')
+      const expected = real.rows.map((r) => r.name)
+      // The one addition: older psql clients read pg_database.daticulocale on newer servers.
+      if (relation === 'pg_database' && version >= 170000) expected.push('daticulocale')
+      expect(fields, relation).toEqual(expected)
+    }
+  })
+
+  it('shows only the system catalog to a user who sees no table', async () => {
+    const nobody = await makeSession(db().catalog, {
+      accessMode: 'policy_required',
+      serverVersion: version,
+    })
+    const rows = await run(
+      db(),
+      nobody,
+      `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')`,
+    )
+    expect(rows).toEqual([])
+    expect(
+      await run(db(), nobody, "SELECT nspname FROM pg_namespace WHERE nspname = 'public'"),
+    ).toEqual([])
+  })
+
+  it('shows schema aliases in pg_namespace and pg_tables', async () => {
+    const catalog = {
+      schemas: db().catalog.schemas.map((s) => (s.name === 'sales' ? { ...s, alias: 'crm' } : s)),
+    }
+    const aliased = await makeSession(catalog, { serverVersion: version })
+    const rows = await run<{ nspname: string }>(
+      db(),
+      aliased,
+      "SELECT nspname::text FROM pg_namespace WHERE nspname IN ('sales', 'crm')",
+    )
+    expect(rows).toEqual([{ nspname: 'crm' }])
+    const tables = await run(
+      db(),
+      aliased,
+      "SELECT schemaname::text, tablename::text FROM pg_tables WHERE tablename = 'regions'",
+    )
+    expect(tables).toEqual([{ schemaname: 'crm', tablename: 'regions' }])
+  })
+})
