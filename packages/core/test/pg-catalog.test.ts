@@ -265,3 +265,33 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     expect(tables).toEqual([{ schemaname: 'crm', tablename: 'regions' }])
   })
 })
+
+describeOnDatabases('virtual catalogs are fenced', (db) => {
+  it('evaluates no user condition on a hidden catalog row (the error would reveal it)', async () => {
+    const session = await makeSession(db().catalog, { policies: DENIED })
+    // A condition that fails only on the hidden row: if it ever ran on that row, the error
+    // (division by zero) would prove the row exists.
+    for (const [relation, column] of [
+      ['pg_catalog.pg_class', 'relname'],
+      ['pg_catalog.pg_type', 'typname'],
+      ['pg_catalog.pg_tables', 'tablename'],
+      ['pg_catalog.pg_attribute', 'attname'],
+      ['pg_catalog.pg_description', 'description'],
+      ['information_schema.tables', 'table_name'],
+      ['information_schema.columns', 'column_name'],
+    ] as const) {
+      const probe =
+        column === 'description'
+          ? "'the vault'"
+          : column === 'attname' || column === 'column_name'
+            ? "'ssn'"
+            : "'secrets'"
+      const rows = await run(
+        db(),
+        session,
+        `SELECT count(*)::int AS n FROM ${relation} WHERE 1 / (CASE WHEN ${column}::text = ${probe} THEN 0 ELSE 1 END) = 1`,
+      )
+      expect(rows, relation).toHaveLength(1)
+    }
+  })
+})

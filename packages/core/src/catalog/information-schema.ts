@@ -99,10 +99,12 @@ export function informationSchemaSubquery(
     }
     return resTarget(columnRef(column))
   })
+  // Fenced like a filtered table scan: no user condition runs on a row this filter removes.
   return selectStmt({
     targets,
     from: [rangeVar('information_schema', view)],
     where: visibleRowsPredicate(session, spec.keys),
+    fence: true,
   })
 }
 

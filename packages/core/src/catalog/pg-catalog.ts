@@ -4,6 +4,7 @@ import {
   type AstNode,
   boolConst,
   nullConst,
+  numberConst,
   type Pg,
   rangeSubselect,
   resTarget,
@@ -15,9 +16,9 @@ import {
 import { parseSql } from '../ast/parse.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { DEFAULT_SERVER_VERSION } from './pg-catalog-columns.js'
-import { catalogTemplate } from './pg-catalog-templates.js'
+import { catalogTemplate, isVirtualPgCatalogRelation } from './pg-catalog-templates.js'
 
-export { isVirtualPgCatalogRelation } from './pg-catalog-templates.js'
+export { isVirtualPgCatalogRelation }
 
 /** Parsed templates by name and upstream version; substitution copies, never mutates. */
 const parsedTemplates = new Map<string, AstNode>()
@@ -52,7 +53,16 @@ export function pgCatalogFragment(session: CompiledSession, name: string): AstNo
 
 function buildFromTemplate(session: CompiledSession, name: string): AstNode {
   const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
-  return mapTree(parsedTemplate(name, version), (_node, tag, body) => {
+  const tree = substitute(session, parsedTemplate(name, version))
+  if (!isVirtualPgCatalogRelation(name)) return tree
+  // A security-barrier fence: PostgreSQL must not run a user's condition (which can fail or
+  // leak) on a catalog row before the visibility filter has removed it.
+  const select = (tree as { SelectStmt: Pg.SelectStmt }).SelectStmt
+  return { SelectStmt: { ...select, limitOffset: numberConst(0) } }
+}
+
+function substitute(session: CompiledSession, template: AstNode): AstNode {
+  return mapTree(template, (_node, tag, body) => {
     if (tag === 'RangeVar') {
       const rv = body as Pg.RangeVar
       if (rv.schemaname !== 'palisade') return undefined
