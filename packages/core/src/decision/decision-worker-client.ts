@@ -20,14 +20,15 @@ interface RunningWorker {
 }
 
 /**
- * Two workers: the active one answers requests; a loaded standby takes over at once when the
- * active one is terminated, so a hostile function costs no wait for QuickJS to load again.
+ * Two loaded workers, used in turn: while one answers, the other prepares its next sandbox, so
+ * back-to-back evaluations do not wait for sandbox set-up. When one is terminated the other
+ * takes every request at once (a hostile function costs no wait for QuickJS to load again)
+ * while a replacement loads in the background.
  */
-const pool: {
-  active?: RunningWorker | undefined
-  standby?: RunningWorker | undefined
-  started: boolean
-} = {
+const WORKERS = 2
+const pool: { workers: RunningWorker[]; turn: number; started: boolean } = {
+  workers: [],
+  turn: 0,
   started: false,
 }
 
@@ -75,34 +76,39 @@ function spawn(): RunningWorker {
     worker.once('error', reject)
   })
   worker.on('exit', () => {
-    if (pool.active === running) pool.active = undefined
-    if (pool.standby === running) pool.standby = undefined
+    pool.workers = pool.workers.filter((w) => w !== running)
   })
   return running
 }
 
-/** Starts the decision workers (once) and resolves when both have loaded QuickJS. */
+/** Starts the decision workers (once) and resolves when all have loaded QuickJS. */
 export async function startDecisionWorker(): Promise<void> {
   pool.started = true
-  pool.active ??= spawn()
-  pool.standby ??= spawn()
-  await Promise.all([pool.active.ready, pool.standby.ready])
+  replenish()
+  await Promise.all(pool.workers.map((w) => w.ready))
 }
 
-/** The worker to use now: the active one, or the standby promoted when it is ready first. */
+/** Spawns workers until the pool is full again. */
+function replenish(): void {
+  while (pool.workers.length < WORKERS) pool.workers.push(spawn())
+}
+
+/** The next loaded worker in turn, or undefined while none is loaded. */
 function readyWorker(): RunningWorker | undefined {
-  if (!pool.active?.isReady && pool.standby?.isReady) {
-    pool.active = pool.standby
-    pool.standby = undefined
+  replenish()
+  for (let i = 0; i < pool.workers.length; i++) {
+    const worker = pool.workers[(pool.turn + i) % pool.workers.length]
+    if (worker?.isReady) {
+      pool.turn = (pool.turn + i + 1) % pool.workers.length
+      return worker
+    }
   }
-  pool.active ??= spawn()
-  pool.standby ??= spawn()
-  return pool.active.isReady ? pool.active : undefined
+  return undefined
 }
 
 /**
  * Sends one request and blocks until the answer or the hard limit. On timeout the worker is
- * terminated, the standby takes over and a new standby starts in the background. Returns
+ * terminated, the other one takes over and a replacement loads in the background. Returns
  * undefined when no worker is ready (both were lost moments ago): callers treat that as an
  * evaluation error. Throws when the workers were never started (a caller bug).
  */
@@ -123,9 +129,9 @@ export function callDecisionWorker(
   const message = receiveMessageOnPort(running.port)
   if (message !== undefined) return message.message as WorkerResponse
   if (waited === 'timed-out') {
-    pool.active = undefined
+    pool.workers = pool.workers.filter((w) => w !== running)
     void running.worker.terminate()
-    readyWorker()
+    replenish()
     return 'timeout'
   }
   return { ok: false, error: 'decision worker sent no answer' }

@@ -223,7 +223,7 @@ describe('hostile decision functions', () => {
   })
 
   it('terminates a function that works between interrupt checks and recovers at once', async () => {
-    // Earlier tests may have used up the standby; wait until both workers are loaded.
+    // Earlier tests may have terminated a worker; wait until both workers are loaded.
     await loadDecisionRuntime()
     // One indexOf over 4 MB takes milliseconds and counts as one step: the interrupt handler
     // would only run every 10,000 of them, so the worker's hard limit has to stop it.
@@ -237,7 +237,7 @@ describe('hostile decision functions', () => {
     expect(result.fire).toBeNull()
     expect(result.error).toMatch(/^decision function exceeded the \d+ ms time limit$/)
     expect(performance.now() - started).toBeLessThan(5_000)
-    // The standby worker takes over without waiting for QuickJS to load.
+    // The other worker takes over without waiting for QuickJS to load.
     expect(evaluateDecision(normal, ctx, {})).toMatchObject({ fire: true, error: null })
   })
 

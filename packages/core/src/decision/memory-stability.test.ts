@@ -28,7 +28,8 @@ describe('memory across many evaluations', () => {
       const module = decisionModule()
       return module === 'restarting' ? 0 : module.getWasmMemory().buffer.byteLength
     }
-    for (let n = 1; n <= 300; n++) run(n)
+    // Warm-up: both decision workers grow their WebAssembly heaps to the working size first.
+    for (let n = 1; n <= 2000; n++) run(n)
     const before = process.memoryUsage()
     const wasmBefore = wasmBytes()
     let fired = 0

@@ -1,6 +1,6 @@
 import type { DecisionSandbox } from './decision-sandbox.js'
 import { decisionModule, discardDecisionModule } from './load-runtime.js'
-import { acquireSandbox } from './sandbox-pool.js'
+import { acquireSandbox, retireSandbox } from './sandbox-pool.js'
 import { withUtcHostClock } from './utc-host-clock.js'
 
 /** What `runInSandbox` returns: the body's value, or why the sandbox itself failed. */
@@ -10,8 +10,8 @@ export type SandboxRun<T> = { fuelConsumed: number; logs: string[] } & (
 )
 
 /**
- * Opens a fresh sandbox, runs `body` against it and disposes it, all with the sandbox clock in
- * UTC. A host exception (the native stack exhausted inside WebAssembly, or QuickJS aborting)
+ * Opens a fresh sandbox, runs `body` against it and retires it (disposed after the current
+ * task), all with the sandbox clock in UTC. A host exception (the native stack exhausted inside WebAssembly, or QuickJS aborting)
  * is answered with an error and the whole WebAssembly module is replaced, because its memory
  * can no longer be trusted. Throws only when the runtime was never loaded.
  */
@@ -34,8 +34,14 @@ export function runInSandbox<T>(
       sandbox = acquireSandbox(module)
       sandbox.begin(options)
       const value = body(sandbox)
-      sandbox.close()
-      return { ok: true, value, fuelConsumed: sandbox.fuelConsumed, logs: sandbox.capturedLogs() }
+      const run: SandboxRun<T> = {
+        ok: true,
+        value,
+        fuelConsumed: sandbox.fuelConsumed,
+        logs: sandbox.capturedLogs(),
+      }
+      retireSandbox(module, sandbox)
+      return run
     } catch (error) {
       discardDecisionModule(module)
       return {

@@ -6,6 +6,10 @@ import { decisionModule, discardDecisionModule } from './load-runtime.js'
 const POOL_SIZE = 2
 
 const ready: DecisionSandbox[] = []
+/** Used sandboxes waiting to be disposed after the current task. */
+const retiring: DecisionSandbox[] = []
+/** More used sandboxes than this are disposed at once (a synchronous loop never yields). */
+const MAX_RETIRING = 4
 let owner: QuickJSWASMModule | undefined
 let refillScheduled = false
 
@@ -18,11 +22,27 @@ export function acquireSandbox(module: QuickJSWASMModule): DecisionSandbox {
   if (owner !== module) {
     // Sandboxes of a discarded module are dropped, never disposed (QuickJS could abort).
     ready.length = 0
+    retiring.length = 0
     owner = module
   }
   const sandbox = ready.pop() ?? new DecisionSandbox(module)
   scheduleRefill(module)
   return sandbox
+}
+
+/**
+ * Hands back a used sandbox: it is disposed after the current task, off the evaluation's path
+ * (its result is already read; nothing runs in it again). Throws, like `close()`, only when
+ * disposing at once because too many are waiting.
+ */
+export function retireSandbox(module: QuickJSWASMModule, sandbox: DecisionSandbox): void {
+  if (owner !== module) return
+  if (retiring.length >= MAX_RETIRING) {
+    sandbox.close()
+    return
+  }
+  retiring.push(sandbox)
+  scheduleRefill(module)
 }
 
 function scheduleRefill(module: QuickJSWASMModule): void {
@@ -32,8 +52,11 @@ function scheduleRefill(module: QuickJSWASMModule): void {
     refillScheduled = false
     if (owner !== module || decisionModule() !== module) return
     try {
+      // A dispose that throws means QuickJS aborted: the module is replaced.
+      for (let used = retiring.pop(); used; used = retiring.pop()) used.close()
       while (ready.length < POOL_SIZE) ready.push(new DecisionSandbox(module))
     } catch {
+      retiring.length = 0
       discardDecisionModule(module)
     }
   }).unref()
