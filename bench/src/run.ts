@@ -8,6 +8,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   fence: () => import('./fence.js'),
   store: () => import('./store.js'),
   proxy: () => import('./proxy.js'),
+  invalidation: () => import('./invalidation.js'),
 }
 
 const wanted = process.argv.slice(2)

@@ -9,7 +9,7 @@ import type { DataPlaneConfig } from './config.js'
 import { createDataPlane, type DataPlane } from './data-plane/create-data-plane.js'
 import { createAdminApp } from './http/index.js'
 import { createLogger, type Logger } from './logging/logger.js'
-import { adminAppLog, connectionLog, dataPlaneLog } from './logging/plane-logs.js'
+import { adminAppLog, changeFeedLog, connectionLog, dataPlaneLog } from './logging/plane-logs.js'
 import { withRequestLog } from './logging/request-log.js'
 import type { UpstreamFactory } from './upstream/upstream-registry.js'
 
@@ -81,6 +81,7 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
     queryAudit: { onProblem: (message) => logger.warn({ event: 'query_audit' }, message) },
+    onChangeFeed: changeFeedLog(logger),
   })
   const closers: (() => Promise<void>)[] = [() => store.close()]
   const closeAll = async () => {

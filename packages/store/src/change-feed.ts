@@ -1,3 +1,5 @@
+import { ChangeConfirmations, CONFIRM_TIMEOUT_MS } from './change-confirmations.js'
+
 /**
  * Which live sessions a committed mutation affects (admin-api 1.7). `members(R)` is resolved to
  * user ids inside the mutation's transaction, so subscribers only see users and datasources.
@@ -17,17 +19,63 @@ export type ChangeListener = (notice: ChangeNotice) => void
 /** The NOTIFY channel the PostgreSQL driver uses. */
 export const CHANGE_CHANNEL = 'palisade_changes'
 
+/**
+ * The `application_name` of every instance's listener connection, followed by a space and the
+ * instance id: how a mutation finds the instances that must confirm its change, and how an
+ * operator finds them in `pg_stat_activity`.
+ */
+export const LISTENER_APPLICATION_NAME = 'palisade-change-listener'
+
+/** The listener `application_name` of one instance. */
+export function listenerApplicationName(instanceId: string): string {
+  return `${LISTENER_APPLICATION_NAME} ${instanceId}`
+}
+
 /** PostgreSQL caps a NOTIFY payload at 8000 bytes; stay well below. */
 const MAX_PAYLOAD = 7000
 
-/** In-process publish/subscribe of change events. */
+/** How the feed confirms changes to other instances: a NOTIFY outside any transaction. */
+export interface ChangeTransport {
+  /** Whether the listener connection is up (confirmations can only be heard then). */
+  readonly listening: boolean
+  /** Sends a payload on the change channel; best effort. */
+  notify(payload: string): void
+}
+
+/** The confirmations a committing mutation waits for. */
+export interface ChangeConfirmationWait {
+  /** Resolves once every instance confirmed, or after `timeoutMs` (default 2 s). */
+  settled(timeoutMs?: number): Promise<void>
+  /** The transaction did not commit: expect nothing. */
+  cancel(): void
+}
+
+/** Listener problems and recoveries, for the operator log. */
+export type ChangeFeedEvent =
+  | { type: 'listener_lost'; error: string | null }
+  | { type: 'listener_restored' }
+  | { type: 'unconfirmed'; instanceIds: string[]; waitedMs: number }
+
+/**
+ * In-process publish/subscribe of change events, plus the cross-instance protocol on PostgreSQL.
+ * Messages on the channel are JSON carrying the sender's instance id `i`. A change `{i, n, e}`
+ * holds events `e` and the sender's sequence number `n`; every receiver marks its sessions, then
+ * confirms with `{i, ack: [sender, n]}`. The sender waits for those confirmations before its
+ * mutation returns, so when the admin API answers, every instance that was listening at commit
+ * time has marked its affected sessions.
+ */
 export class ChangeFeed {
   readonly #listeners = new Set<ChangeListener>()
+  readonly #confirmations = new ChangeConfirmations()
+  readonly #onEvent: (event: ChangeFeedEvent) => void
+  #transport: ChangeTransport | undefined
+  #seq = 0
   /** Identifies this process in NOTIFY payloads so it ignores its own echoes. */
   readonly instanceId: string
 
-  constructor(instanceId: string) {
+  constructor(instanceId: string, onEvent: (event: ChangeFeedEvent) => void = () => {}) {
     this.instanceId = instanceId
+    this.#onEvent = onEvent
   }
 
   /** Registers a listener; returns the unsubscribe function. */
@@ -51,27 +99,97 @@ export class ChangeFeed {
     }
   }
 
-  /** Handles a NOTIFY payload from another instance. Malformed payloads become `everyone`. */
+  /** Connects the feed to the PostgreSQL listener. */
+  attach(transport: ChangeTransport): void {
+    this.#transport = transport
+  }
+
+  /** The sequence number of the next published change. */
+  nextSeq(): number {
+    return ++this.#seq
+  }
+
+  /**
+   * Starts expecting the other listed instances (by id) to confirm change `seq`; call it before
+   * the commit. The result's `settled()` resolves once each has marked its sessions, or after
+   * `timeoutMs` (logged); at once when this instance cannot hear confirmations.
+   */
+  expectConfirmations(seq: number, instanceIds: readonly string[]): ChangeConfirmationWait {
+    const others = instanceIds.filter((id) => id !== this.instanceId)
+    if (others.length === 0 || !this.#transport?.listening) {
+      return { settled: async () => {}, cancel: () => {} }
+    }
+    const pending = this.#confirmations.expect(seq, others)
+    return {
+      settled: async (timeoutMs = CONFIRM_TIMEOUT_MS) => {
+        const started = performance.now()
+        const missing = await pending.wait(timeoutMs)
+        if (missing.length > 0) {
+          const waitedMs = Math.round(performance.now() - started)
+          this.#onEvent({ type: 'unconfirmed', instanceIds: missing, waitedMs })
+        }
+      },
+      cancel: () => pending.cancel(),
+    }
+  }
+
+  /**
+   * The listener is subscribed again after a lost connection. Notifications may have been missed,
+   * so every session is marked once.
+   */
+  resumed(): void {
+    this.emit([{ type: 'everyone' }], 'remote')
+    this.#onEvent({ type: 'listener_restored' })
+  }
+
+  /** The listener connection was lost; it reconnects on its own. */
+  lost(error: Error | undefined): void {
+    this.#onEvent({ type: 'listener_lost', error: error?.message ?? null })
+  }
+
+  /** Handles a NOTIFY payload. Malformed payloads become `everyone`. */
   receive(payload: string): void {
-    let parsed: { i?: unknown; e?: unknown }
+    let parsed: { i?: unknown; n?: unknown; e?: unknown; ack?: unknown }
     try {
-      parsed = JSON.parse(payload) as { i?: unknown; e?: unknown }
+      parsed = JSON.parse(payload) as typeof parsed
     } catch {
       this.emit([{ type: 'everyone' }], 'remote')
       return
     }
     if (parsed.i === this.instanceId) return
+    const from = typeof parsed.i === 'string' ? parsed.i : undefined
+    if (from && parsed.ack !== undefined) {
+      const [to, seq] = Array.isArray(parsed.ack) ? (parsed.ack as unknown[]) : []
+      if (to === this.instanceId && typeof seq === 'number') this.#confirmations.confirm(from, seq)
+      else this.#confirmations.heard(from)
+      return
+    }
     const events = Array.isArray(parsed.e) ? parsed.e.map(decodeEvent) : [null]
     this.emit(
       events.some((e) => e === null) ? [{ type: 'everyone' }] : (events as ChangeEvent[]),
       'remote',
     )
+    if (from) {
+      this.#confirmations.heard(from)
+      // Listeners ran synchronously above: the sessions are marked, so confirm.
+      if (typeof parsed.n === 'number') {
+        this.#transport?.notify(JSON.stringify({ i: this.instanceId, ack: [from, parsed.n] }))
+      }
+    }
   }
 }
 
-/** Encodes events as a small NOTIFY payload of ids only; too many ids coarsen the terms. */
-export function encodeChangePayload(instanceId: string, events: readonly ChangeEvent[]): string {
-  const full = JSON.stringify({ i: instanceId, e: events.map(encodeEvent) })
+/**
+ * Encodes events as a small NOTIFY payload of ids only; too many ids coarsen the terms. `seq`
+ * asks receivers to confirm (see `ChangeFeed`).
+ */
+export function encodeChangePayload(
+  instanceId: string,
+  events: readonly ChangeEvent[],
+  seq?: number,
+): string {
+  const head = seq === undefined ? { i: instanceId } : { i: instanceId, n: seq }
+  const full = JSON.stringify({ ...head, e: events.map(encodeEvent) })
   if (full.length <= MAX_PAYLOAD) return full
   // ds(D, U) → ds(D); user(U) → everyone: more sessions rebuild, none is missed.
   const coarse = dedupe(
@@ -81,8 +199,8 @@ export function encodeChangePayload(instanceId: string, events: readonly ChangeE
       return e
     }),
   )
-  const smaller = JSON.stringify({ i: instanceId, e: coarse.map(encodeEvent) })
-  return smaller.length <= MAX_PAYLOAD ? smaller : JSON.stringify({ i: instanceId, e: [['*']] })
+  const smaller = JSON.stringify({ ...head, e: coarse.map(encodeEvent) })
+  return smaller.length <= MAX_PAYLOAD ? smaller : JSON.stringify({ ...head, e: [['*']] })
 }
 
 function dedupe(events: readonly ChangeEvent[]): ChangeEvent[] {

@@ -5,7 +5,13 @@ import { AssignmentsService } from './assignments-service.js'
 import { AttributesService } from './attributes-service.js'
 import { AdminAuditLog } from './audit-log.js'
 import { CatalogService } from './catalog-service.js'
-import { CHANGE_CHANNEL, ChangeFeed, type ChangeListener } from './change-feed.js'
+import {
+  CHANGE_CHANNEL,
+  ChangeFeed,
+  type ChangeFeedEvent,
+  type ChangeListener,
+  listenerApplicationName,
+} from './change-feed.js'
 import type { StoreContext } from './context.js'
 import { DatasourcesService } from './datasources-service.js'
 import type { Db, StoreDriver } from './db.js'
@@ -40,6 +46,8 @@ export interface CreateStoreOptions {
   secretKey?: string
   /** Query-audit batching and overflow tuning. */
   queryAudit?: QueryAuditWriterOptions
+  /** Change-feed listener problems and recoveries (PostgreSQL), for the operator log. */
+  onChangeFeed?: (event: ChangeFeedEvent) => void
   /** @internal Start PGlite from a `dumpDataDir()` snapshot (test fixtures). */
   loadDataDir?: Blob | File
 }
@@ -117,7 +125,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     await driver.close()
     throw error
   }
-  const feed = new ChangeFeed(randomUUID())
+  const feed = new ChangeFeed(randomUUID(), options.onChangeFeed)
   const deps = { db: driver.db, driver, feed }
   const context: StoreContext = {
     db: driver.db,
@@ -127,12 +135,24 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     mutate: (actorId, fn) => runMutation(deps, actorId, fn),
   }
   if (driver.listen) {
-    await driver.listen(
-      CHANGE_CHANNEL,
-      (payload) => feed.receive(payload),
-      // Notifications may have been missed while disconnected: rebuild every session once.
-      () => feed.emit([{ type: 'everyone' }], 'remote'),
-    )
+    feed.attach({
+      get listening() {
+        return driver.listening ?? false
+      },
+      notify: (payload) => driver.notify?.(payload),
+    })
+    try {
+      await driver.listen({
+        channel: CHANGE_CHANNEL,
+        applicationName: listenerApplicationName(feed.instanceId),
+        onMessage: (payload) => feed.receive(payload),
+        onResumed: () => feed.resumed(),
+        onLost: (error) => feed.lost(error),
+      })
+    } catch (error) {
+      await driver.close()
+      throw error
+    }
   }
   const writer = new QueryAuditWriter(driver.db, options.queryAudit)
   const users = new UsersService(context)

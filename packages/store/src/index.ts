@@ -20,7 +20,12 @@ export type {
   SaveTableInput,
 } from './catalog-service.js'
 export { catalogIds } from './catalog-service.js'
-export type { ChangeEvent, ChangeListener, ChangeNotice } from './change-feed.js'
+export type {
+  ChangeEvent,
+  ChangeFeedEvent,
+  ChangeListener,
+  ChangeNotice,
+} from './change-feed.js'
 export { type CreateStoreOptions, createStore, type Store } from './create-store.js'
 export { DATASOURCE_TYPES, DS_TYPES, type DsType } from './datasource-config.js'
 export type {
@@ -29,6 +34,7 @@ export type {
   DatasourceConnection,
   DatasourcesService,
 } from './datasources-service.js'
+export { isStoreUnreachable } from './db.js'
 export type {
   CreateDecisionFunctionInput,
   DecisionFunction,

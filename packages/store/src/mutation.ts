@@ -1,11 +1,13 @@
 import { sql } from 'drizzle-orm'
 import {
   CHANGE_CHANNEL,
+  type ChangeConfirmationWait,
   type ChangeEvent,
   type ChangeFeed,
   encodeChangePayload,
+  LISTENER_APPLICATION_NAME,
 } from './change-feed.js'
-import type { Db, StoreDriver, Tx } from './db.js'
+import { type Db, rowsOf, type StoreDriver, type Tx } from './db.js'
 import { uuidv7 } from './ids.js'
 import { adminAuditLog } from './schema/index.js'
 
@@ -94,6 +96,29 @@ export class Mutation {
   }
 }
 
+/**
+ * Queues the NOTIFY (delivered to other instances only if the transaction commits) and lists the
+ * instances listening now, whose confirmations the mutation waits for after commit. A listener
+ * that subscribes after this point belongs to an instance that is new or that marks every session
+ * once it has (re)subscribed, so it is not waited for.
+ */
+async function notifyInstances(
+  tx: Tx,
+  feed: ChangeFeed,
+  events: readonly ChangeEvent[],
+): Promise<ChangeConfirmationWait> {
+  const seq = feed.nextSeq()
+  const payload = encodeChangePayload(feed.instanceId, events, seq)
+  const prefix = `${LISTENER_APPLICATION_NAME} `
+  const [row] = await rowsOf<{ peers: string[] }>(
+    tx.execute(sql`SELECT pg_notify(${CHANGE_CHANNEL}, ${payload}),
+      ARRAY(SELECT substr(application_name, ${prefix.length + 1}) FROM pg_stat_activity
+            WHERE datname = current_database()
+              AND starts_with(application_name, ${prefix})) AS peers`),
+  )
+  return feed.expectConfirmations(seq, row?.peers ?? [])
+}
+
 class NoopRollback<T> extends Error {
   constructor(readonly value: T) {
     super('no-op mutation')
@@ -104,6 +129,8 @@ class NoopRollback<T> extends Error {
  * Runs `fn` in one transaction with its admin-audit entries (spec 2.2): the entries are inserted
  * just before commit, a path that queued none fails and rolls back, and change events are
  * published after commit (in-process, and on PostgreSQL through NOTIFY in the same transaction).
+ * On PostgreSQL it returns once the other instances confirmed they marked their sessions (or
+ * after a bounded wait), so a client's next statement on any instance sees the change.
  */
 export async function runMutation<T>(
   deps: { db: Db; driver: StoreDriver; feed: ChangeFeed },
@@ -111,6 +138,7 @@ export async function runMutation<T>(
   fn: (m: Mutation) => Promise<T>,
 ): Promise<T> {
   let events: ChangeEvent[] = []
+  let confirmations: ChangeConfirmationWait | undefined
   try {
     const result = await deps.db.transaction(async (tx) => {
       const m = new Mutation(tx, actorId)
@@ -119,16 +147,16 @@ export async function runMutation<T>(
       if (m.entries.length === 0) throw new MissingAuditEntryError()
       await tx.insert(adminAuditLog).values(m.entries)
       if (deps.driver.kind === 'postgres' && m.events.length > 0) {
-        // Delivered to other instances only if this transaction commits.
-        const payload = encodeChangePayload(deps.feed.instanceId, m.events)
-        await tx.execute(sql`SELECT pg_notify(${CHANGE_CHANNEL}, ${payload})`)
+        confirmations = await notifyInstances(tx, deps.feed, m.events)
       }
       events = m.events
       return value
     })
     deps.feed.emit(events, 'local')
+    await confirmations?.settled()
     return result
   } catch (error) {
+    confirmations?.cancel()
     if (error instanceof NoopRollback) return error.value as T
     throw error
   }

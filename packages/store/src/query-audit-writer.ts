@@ -6,7 +6,7 @@ import {
   timeRange,
   uuidFilter,
 } from './audit-filters.js'
-import type { Db } from './db.js'
+import { type Db, isStoreUnreachable } from './db.js'
 import { uuidv7 } from './ids.js'
 import { type Page, type PageInput, resolvePage } from './pagination.js'
 import { queryAuditCounts, queryAuditLog } from './schema/index.js'
@@ -72,12 +72,16 @@ type Insert = typeof queryAuditLog.$inferInsert
 
 const STATUSES = new Set(['success', 'error', 'denied'])
 
+/** Longest pause between attempts while the store is unreachable. */
+const MAX_BACKOFF_MS = 2000
+
 /**
  * Queues query-audit rows in memory and writes them in batches, off the query's path (spec 2.1).
  * Overflow: when `maxQueue` rows are waiting (the store is down or too slow), new rows are
  * dropped and counted in `stats.dropped` rather than blocking queries or growing without bound.
  * A failed batch is retried up to 3 times, then written row by row; rows that still fail are
- * dropped and counted in `stats.failed`.
+ * dropped and counted in `stats.failed`. While the store cannot be reached at all, rows stay
+ * queued (within `maxQueue`) and writing resumes, with backoff, once it answers again.
  */
 export class QueryAuditWriter {
   readonly #db: Db
@@ -90,6 +94,9 @@ export class QueryAuditWriter {
   #running: Promise<void> | undefined
   #overflowing = false
   #closed = false
+  #flushing = false
+  /** Delay before the next attempt while the store is unreachable; 0 while it answers. */
+  #backoffMs = 0
   /** Counters for monitoring. */
   readonly stats = { written: 0, dropped: 0, failed: 0 }
 
@@ -138,7 +145,8 @@ export class QueryAuditWriter {
       errorMessage: nullableStorable(record.error_message),
       createdAt: record.created_at ?? new Date(),
     })
-    if (this.#queue.length >= this.#batchSize) this.#kick()
+    // While the store is unreachable, the backoff timer paces the attempts.
+    if (this.#queue.length >= this.#batchSize && this.#backoffMs === 0) this.#kick()
     else this.#schedule()
     return true
   }
@@ -147,9 +155,15 @@ export class QueryAuditWriter {
   async flush(): Promise<void> {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = undefined
-    while (this.#queue.length > 0 || this.#running) {
-      if (!this.#running) this.#kick()
-      await this.#running
+    // A flush ends: with the store unreachable its rows are retried and dropped, not kept.
+    this.#flushing = true
+    try {
+      while (this.#queue.length > 0 || this.#running) {
+        if (!this.#running) this.#kick()
+        await this.#running
+      }
+    } finally {
+      this.#flushing = false
     }
   }
 
@@ -164,7 +178,7 @@ export class QueryAuditWriter {
     this.#timer = setTimeout(() => {
       this.#timer = undefined
       this.#kick()
-    }, this.#intervalMs)
+    }, this.#backoffMs || this.#intervalMs)
     this.#timer.unref()
   }
 
@@ -203,8 +217,24 @@ export class QueryAuditWriter {
         try {
           await insertBatch(this.#db, batch)
           this.stats.written += batch.length
+          if (this.#backoffMs > 0) {
+            this.#backoffMs = 0
+            this.#onProblem('query audit: the store answers again; writing the queued rows')
+          }
           break
         } catch (error) {
+          if (!this.#closed && !this.#flushing && isStoreUnreachable(error)) {
+            // Keep the rows for when the store is back; new rows keep queueing up to maxQueue.
+            this.#queue.unshift(...batch)
+            if (this.#backoffMs === 0) {
+              this.#onProblem('query audit: the store is unreachable; keeping rows queued')
+            }
+            this.#backoffMs = Math.min(
+              MAX_BACKOFF_MS,
+              Math.max(this.#intervalMs, this.#backoffMs * 2),
+            )
+            return
+          }
           if (++attempt >= 3) {
             await this.#writeOneByOne(batch, error)
             break

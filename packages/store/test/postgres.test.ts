@@ -125,7 +125,7 @@ describe.skipIf(!url)('store on PostgreSQL (PALISADE_TEST_PG_URL)', () => {
       await killer.connect()
       await killer.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE application_name = 'palisade-change-listener' AND datname = current_database()`,
+         WHERE application_name LIKE 'palisade-change-listener %' AND datname = current_database()`,
       )
       await killer.end()
       await eventually(seen, (n) => n.type === 'everyone' && n.origin === 'remote')

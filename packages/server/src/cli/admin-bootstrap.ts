@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Store, User } from '@palisade/store'
+import { isStoreError, type Store, type User } from '@palisade/store'
 
 /** The actor recorded for changes made before any admin exists (the first admin's creation). */
 export const BOOTSTRAP_ACTOR = '00000000-0000-0000-0000-000000000000'
@@ -51,8 +51,16 @@ export async function ensureInitialAdmin(
   credentials: { username: string; password: string } | undefined,
 ): Promise<User | null> {
   if (!credentials || (await hasAdmin(store))) return null
-  return store.users.create(
-    { username: credentials.username, password: credentials.password, is_admin: true },
-    BOOTSTRAP_ACTOR,
-  )
+  try {
+    return await store.users.create(
+      { username: credentials.username, password: credentials.password, is_admin: true },
+      BOOTSTRAP_ACTOR,
+    )
+  } catch (error) {
+    // Instances sharing a store and starting together: another one created the admin first.
+    if (isStoreError(error) && error.code === 'already_exists' && (await hasAdmin(store))) {
+      return null
+    }
+    throw error
+  }
 }

@@ -21,6 +21,7 @@ export class LiveSession {
   readonly datasourceId: string
   readonly datasourceName: string
   #compiled: CompiledSession
+  #input: SessionInput
   #stale = false
   #removed = false
   readonly #backend: DataPlaneBackend
@@ -31,12 +32,32 @@ export class LiveSession {
     this.datasourceId = input.datasource.id ?? ''
     this.datasourceName = input.datasource.name
     this.#compiled = compiled
+    this.#input = input
     this.#backend = backend
   }
 
+  /** Upstream versions seen per datasource: a new session compiles for the right catalog. */
+  static readonly #serverVersions = new Map<string, number>()
+
   /** Compiles a new live session from its input. */
   static async create(input: SessionInput, backend: DataPlaneBackend): Promise<LiveSession> {
-    return new LiveSession(input, await compileSession(input), backend)
+    const versioned = withServerVersion(
+      input,
+      LiveSession.#serverVersions.get(input.datasource.id ?? ''),
+    )
+    return new LiveSession(versioned, await compileSession(versioned), backend)
+  }
+
+  /**
+   * Records the bound upstream's `server_version_num` (it picks the virtual pg_catalog's column
+   * lists); recompiles only when it differs from what the session was compiled for.
+   */
+  async useServerVersion(version: number | undefined): Promise<void> {
+    if (version === undefined) return
+    LiveSession.#serverVersions.set(this.datasourceId, version)
+    if (this.#input.datasource.serverVersion === version) return
+    this.#input = withServerVersion(this.#input, version)
+    this.#compiled = await compileSession(this.#input)
   }
 
   /** Whether a change affects this session. */
@@ -66,7 +87,11 @@ export class LiveSession {
       let input: SessionInput | null
       try {
         input = await this.#backend.rebuildSession(this.userId, this.datasourceId)
-        if (input) this.#compiled = await compileSession(input)
+        if (input) {
+          input = withServerVersion(input, this.#input.datasource.serverVersion)
+          this.#compiled = await compileSession(input)
+          this.#input = input
+        }
       } catch {
         input = null
       }
@@ -102,16 +127,31 @@ export class SessionRegistry {
   readonly #sessions = new Set<LiveSession>()
   readonly #unsubscribe: () => void
   readonly #onEvent: (event: SessionEvent) => void
+  #changes = 0
 
   constructor(backend: DataPlaneBackend, onEvent: (event: SessionEvent) => void = () => {}) {
     this.#onEvent = onEvent
     this.#unsubscribe = backend.onChange((change) => {
+      this.#changes++
       for (const session of this.#sessions) if (session.affectedBy(change)) session.markStale()
     })
   }
 
-  /** Adds a session; returns the function that removes it. */
-  add(session: LiveSession): () => void {
+  /**
+   * How many changes were heard so far. A connection reads it before it reads its session from
+   * the store and hands it to `add`: a change heard in between could predate that read.
+   */
+  get changeCount(): number {
+    return this.#changes
+  }
+
+  /**
+   * Adds a session; returns the function that removes it. When a change was heard since
+   * `changesBefore` (the `changeCount` read before the session's input was read), the session
+   * is marked so its first statement rebuilds it from the store.
+   */
+  add(session: LiveSession, changesBefore = this.#changes): () => void {
+    if (changesBefore !== this.#changes) session.markStale()
     this.#sessions.add(session)
     const started = performance.now()
     this.#emit('connect', session)
@@ -146,4 +186,16 @@ export class SessionRegistry {
   close(): void {
     this.#unsubscribe()
   }
+}
+
+function withServerVersion(input: SessionInput, serverVersion: number | undefined): SessionInput {
+  if (serverVersion === undefined) return input
+  return { ...input, datasource: { ...input.datasource, serverVersion } }
+}
+
+/** `server_version` as reported ("15.19 (Debian ...)", "18.0") → `server_version_num`. */
+export function serverVersionNumber(text: string | undefined): number | undefined {
+  const match = /^(\d+)(?:\.(\d+))?/.exec(text ?? '')
+  if (!match) return undefined
+  return Number(match[1]) * 10000 + Number(match[2] ?? 0)
 }

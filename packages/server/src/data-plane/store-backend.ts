@@ -1,4 +1,5 @@
-import { isStoreError, type Store } from '@palisade/store'
+import { isStoreError, isStoreUnreachable, type Store } from '@palisade/store'
+import { WireError } from '../pgwire/wire-error.js'
 import type { UpstreamConfig } from '../upstream/upstream.types.js'
 import type { AuditRow, DataPlaneBackend, ScramCredentials, SessionChange } from './backend.js'
 
@@ -12,7 +13,7 @@ function str(config: Record<string, unknown>, key: string): string | undefined {
 export function createStoreBackend(store: Store): DataPlaneBackend {
   return {
     async scramCredentials(username): Promise<ScramCredentials> {
-      const info = await store.getUserForAuth(username)
+      const info = await reachStore(() => store.getUserForAuth(username))
       return {
         salt: info.salt,
         iterations: info.iterations,
@@ -26,7 +27,7 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
         return await store.buildSessionInput(username, datasourceName)
       } catch (error) {
         if (isDenied(error)) return null
-        throw error
+        throw unavailable(error) ?? error
       }
     },
     async rebuildSession(userId, datasourceId) {
@@ -38,7 +39,7 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
       }
     },
     async upstreamConfig(datasourceId): Promise<UpstreamConfig> {
-      const ds = await store.datasources.getConnection(datasourceId)
+      const ds = await reachStore(() => store.datasources.getConnection(datasourceId))
       const c = ds.config
       if (ds.ds_type === 'pglite') {
         return {
@@ -78,4 +79,27 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
 /** Session denials (unknown/inactive user or datasource, no access) and vanished rows. */
 function isDenied(error: unknown): boolean {
   return isStoreError(error) && error.code === 'not_found'
+}
+
+/** PostgreSQL's `cannot_connect_now`: clients and poolers treat it as "retry later". */
+const CANNOT_CONNECT_NOW = '57P03'
+
+/** Runs a store read of the connect path, turning an unreachable store into a clear FATAL. */
+async function reachStore<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read()
+  } catch (error) {
+    throw unavailable(error) ?? error
+  }
+}
+
+/** FATAL 57P03 when the store cannot be reached (see `isStoreUnreachable`), else undefined. */
+function unavailable(error: unknown): WireError | undefined {
+  if (!isStoreUnreachable(error)) return undefined
+  return new WireError({
+    severity: 'FATAL',
+    code: CANNOT_CONNECT_NOW,
+    message: 'the policy store is unavailable',
+    hint: 'Retry once Palisade can reach its store again.',
+  })
 }

@@ -1,3 +1,4 @@
+import type { ChangeFeedEvent } from '@palisade/store'
 import type { Logger } from 'pino'
 import type { SessionEvent } from '../data-plane/live-session.js'
 
@@ -50,4 +51,31 @@ export function connectionLog(logger: Logger): (event: SessionEvent) => void {
       connections: e.connections,
       ...(e.durationMs === undefined ? {} : { duration_ms: e.durationMs }),
     })
+}
+
+/**
+ * The store's `onChangeFeed` option over pino: the change listener lost and back (after which
+ * every session rebuilds once), and changes other instances did not confirm in time.
+ */
+export function changeFeedLog(logger: Logger): (event: ChangeFeedEvent) => void {
+  const log = logger.child({ plane: 'data', event: 'change_feed' })
+  return (e) => {
+    switch (e.type) {
+      case 'listener_lost':
+        log.warn({ status: e.type, error: e.error }, 'change listener lost; reconnecting')
+        return
+      case 'listener_restored':
+        log.info(
+          { status: e.type },
+          'change listener reconnected; every session rebuilds before its next statement',
+        )
+        return
+      case 'unconfirmed':
+        log.warn(
+          { status: e.type, instance_ids: e.instanceIds, waited_ms: e.waitedMs },
+          'instances did not confirm a change in time',
+        )
+        return
+    }
+  }
 }

@@ -1,7 +1,11 @@
 import { type ConnectionState, closeSignal, type MessageResponse } from 'pg-gateway'
 import { serialize } from 'pg-protocol'
 import type { DataPlaneBackend } from '../data-plane/backend.js'
-import { LiveSession, type SessionRegistry } from '../data-plane/live-session.js'
+import {
+  LiveSession,
+  type SessionRegistry,
+  serverVersionNumber,
+} from '../data-plane/live-session.js'
 import { QueryAudit } from '../data-plane/query-audit.js'
 import type { UpstreamSession } from '../upstream/upstream.types.js'
 import type { UpstreamRegistry } from '../upstream/upstream-registry.js'
@@ -171,6 +175,7 @@ export class ConnectionHandler {
   /** Connect steps after authentication (admin-api 17.1): datasource, access, compile, upstream. */
   async *#connect(): AsyncGenerator<Uint8Array> {
     const { backend, sessions, upstreams, cancels } = this.#services
+    const changesBefore = sessions.changeCount
     const input = await backend.buildSession(this.#username, this.#database)
     if (!input) {
       throw WireError.fatal(
@@ -180,7 +185,7 @@ export class ConnectionHandler {
     }
     if (input.user.username !== this.#username) throw authFailed(this.#username)
     const live = await LiveSession.create(input, backend)
-    this.#cleanups.push(sessions.add(live))
+    this.#cleanups.push(sessions.add(live, changesBefore))
     let upstream: UpstreamSession
     try {
       const provider = await upstreams.get(live.datasourceId)
@@ -195,6 +200,7 @@ export class ConnectionHandler {
       await upstream.release()
       return
     }
+    await live.useServerVersion(serverVersionNumber(upstream.parameters.get('server_version')))
     const relay = new UpstreamRelay(upstream, () => live.compiled)
     const ctx: ConnectionContext = {
       id: this.#id,

@@ -3,9 +3,13 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
 import type { Db, StoreDriver } from '../db.js'
 import * as schema from '../schema/index.js'
+import { PostgresListener } from './postgres-listener.js'
 
 /** Advisory lock key that serializes migrations of instances sharing one database. */
 const MIGRATION_LOCK_KEY = 0x5a11_5ade
+
+/** How long opening a pooled connection may take. */
+const CONNECT_TIMEOUT_MS = 5_000
 
 /** Options for the PostgreSQL driver. */
 export interface PostgresDriverOptions {
@@ -16,13 +20,17 @@ export interface PostgresDriverOptions {
 
 /** Opens PostgreSQL through node-postgres with a pool plus one dedicated LISTEN connection. */
 export async function openPostgresDriver(options: PostgresDriverOptions): Promise<StoreDriver> {
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.max ?? 10 })
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: options.max ?? 10,
+    // An unreachable store fails requests after this long instead of the OS's TCP timeout.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  })
   // An idle client that errors (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
   const db = drizzle(pool, { schema }) as unknown as Db
-  let listener: pg.Client | undefined
-  let closed = false
-  let retry: NodeJS.Timeout | undefined
+  let listener: PostgresListener | undefined
 
   return {
     kind: 'postgres',
@@ -41,50 +49,22 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
         client.release()
       }
     },
-    async listen(channel, onMessage, onReconnect) {
-      const connect = async (isReconnect: boolean): Promise<void> => {
-        if (closed) return
-        const client = new pg.Client({
-          connectionString: options.databaseUrl,
-          application_name: 'palisade-change-listener',
-        })
-        const scheduleReconnect = () => {
-          if (closed || listener !== client) return
-          listener = undefined
-          client.end().catch(() => {})
-          retry = setTimeout(() => {
-            connect(true).catch(() => scheduleReconnect())
-          }, 500)
-          retry.unref()
-        }
-        client.on('error', scheduleReconnect)
-        client.on('end', scheduleReconnect)
-        client.on('notification', (msg) => {
-          if (msg.channel === channel && msg.payload !== undefined) onMessage(msg.payload)
-        })
-        listener = client
-        try {
-          await client.connect()
-          await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
-        } catch (error) {
-          if (!isReconnect) {
-            listener = undefined
-            await client.end().catch(() => {})
-            throw error
-          }
-          scheduleReconnect()
-          return
-        }
-        if (isReconnect) onReconnect()
-      }
-      await connect(false)
+    async listen(listenOptions) {
+      if (listener) throw new Error('the store is already listening')
+      const next = new PostgresListener(options.databaseUrl, listenOptions)
+      await next.start()
+      listener = next
+    },
+    get listening() {
+      return listener?.listening ?? false
+    },
+    notify(payload) {
+      listener?.notify(payload)
     },
     async close() {
-      closed = true
-      if (retry) clearTimeout(retry)
       const l = listener
       listener = undefined
-      if (l) await l.end().catch(() => {})
+      await l?.close()
       await pool.end()
     },
   }
