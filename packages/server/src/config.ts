@@ -12,6 +12,12 @@ export interface DataPlaneConfig {
   requireTls: boolean
   /** How long a client waits for a free upstream session (default 30 s), then FATAL 53300. */
   acquireTimeoutMs: number
+  /** Client connections allowed at once (default 1000); more get FATAL 53300 at startup. */
+  maxConnections: number
+  /** Connections with no message for this long are closed (default 15 min; 0 disables). */
+  idleTimeoutMs: number
+  /** Largest client message (default 64 MiB); a longer one ends the connection with 54000. */
+  maxMessageBytes: number
 }
 
 /** The defaults of admin-api 17.1. */
@@ -20,6 +26,9 @@ export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   port: 5434,
   requireTls: false,
   acquireTimeoutMs: 30_000,
+  maxConnections: 1000,
+  idleTimeoutMs: 15 * 60_000,
+  maxMessageBytes: 64 * 1024 * 1024,
 }
 
 /**

@@ -41,6 +41,21 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_TLS_REQUIRED',
     help: 'refuse plaintext data-plane clients',
   },
+  'max-connections': {
+    type: 'string',
+    env: 'PALISADE_MAX_CONNECTIONS',
+    help: 'data plane client connections at once (1000)',
+  },
+  'idle-timeout': {
+    type: 'string',
+    env: 'PALISADE_IDLE_TIMEOUT_SECONDS',
+    help: 'close idle data plane connections after this many seconds (900; 0 = never)',
+  },
+  'max-message-bytes': {
+    type: 'string',
+    env: 'PALISADE_MAX_MESSAGE_BYTES',
+    help: 'largest client message in bytes (67108864)',
+  },
   'log-level': {
     type: 'string',
     env: 'PALISADE_LOG_LEVEL',
@@ -64,12 +79,23 @@ function pick(flags: ServeFlags, env: NodeJS.ProcessEnv, name: keyof typeof SERV
   return value === '' ? undefined : value
 }
 
+function count(value: string | undefined, name: string, min: number): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`${name} must be an integer of at least ${min}`)
+  return n
+}
+
 function port(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined
   const n = Number(value)
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number`)
   return n
 }
+
+const secondsToMs = (seconds: number | undefined) =>
+  seconds === undefined ? undefined : seconds * 1000
 
 /** The store location of `serve` and `migrate`: `--database-url`, else the data directory. */
 export function storeLocation(flags: ServeFlags, env: NodeJS.ProcessEnv = process.env) {
@@ -109,6 +135,9 @@ export function serverConfigFromArgs(
       port: port(pick(flags, env, 'pg-port'), 'the data plane port'),
       tls,
       requireTls: pick(flags, env, 'tls-required') === 'true',
+      maxConnections: count(pick(flags, env, 'max-connections'), '--max-connections', 1),
+      idleTimeoutMs: secondsToMs(count(pick(flags, env, 'idle-timeout'), '--idle-timeout', 0)),
+      maxMessageBytes: count(pick(flags, env, 'max-message-bytes'), '--max-message-bytes', 1024),
     },
     admin: {
       host: pick(flags, env, 'admin-host'),

@@ -65,6 +65,9 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       host: config.host,
       port: config.port,
       tls: config.tls,
+      maxMessageBytes: config.maxMessageBytes,
+      idleTimeoutMs: config.idleTimeoutMs,
+      maxConnections: config.maxConnections,
       services: {
         backend,
         sessions,
@@ -100,5 +103,8 @@ function definedOnly(options: Partial<DataPlaneConfig>): Partial<DataPlaneConfig
   if (options.tls !== undefined) out.tls = options.tls
   if (options.requireTls !== undefined) out.requireTls = options.requireTls
   if (options.acquireTimeoutMs !== undefined) out.acquireTimeoutMs = options.acquireTimeoutMs
+  if (options.maxConnections !== undefined) out.maxConnections = options.maxConnections
+  if (options.idleTimeoutMs !== undefined) out.idleTimeoutMs = options.idleTimeoutMs
+  if (options.maxMessageBytes !== undefined) out.maxMessageBytes = options.maxMessageBytes
   return out
 }

@@ -1,4 +1,3 @@
-import { type ConnectionState, closeSignal, type MessageResponse } from 'pg-gateway'
 import { serialize } from 'pg-protocol'
 import type { DataPlaneBackend } from '../data-plane/backend.js'
 import {
@@ -17,6 +16,12 @@ import {
   readyForQuery,
 } from './backend-messages.js'
 import type { CancelRegistry } from './cancel-registry.js'
+import {
+  CLOSE,
+  type ClientState,
+  type MessageHandler,
+  type MessageOutput,
+} from './client-socket.js'
 import type { ConnectionContext } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import { ExtendedProtocol } from './extended-protocol.js'
@@ -43,16 +48,14 @@ export interface ConnectionServices {
 
 type Phase = 'startup' | 'auth' | 'ready' | 'closed'
 
-/** An empty write: tells pg-gateway the message was handled (undefined would fall through). */
-const HANDLED = new Uint8Array(0)
 let nextConnectionId = 0
 
 /**
- * The protocol state machine of one client connection, driven by pg-gateway's `onMessage`.
- * pg-gateway frames messages and answers SSLRequest (TLS upgrade); everything else is handled
- * here: GSSENCRequest, CancelRequest, startup, SCRAM, and the simple and extended protocols.
+ * The protocol state machine of one client connection, driven by `serveClient` (which frames
+ * messages and performs the TLS upgrade): GSSENCRequest, CancelRequest, startup, SCRAM, and the
+ * simple and extended protocols.
  */
-export class ConnectionHandler {
+export class ConnectionHandler implements MessageHandler {
   readonly #services: ConnectionServices
   readonly #id = ++nextConnectionId
   #phase: Phase = 'startup'
@@ -70,26 +73,18 @@ export class ConnectionHandler {
     this.#services = services
   }
 
-  /** pg-gateway's `onMessage` hook. */
-  onMessage(bytes: Uint8Array, state: ConnectionState): MessageResponse {
-    if (this.#phase === 'startup' && bytes.byteLength === 8) {
-      // SSLRequest: pg-gateway answers it and performs the TLS handshake.
-      if (startupCode(bytes) === StartupCode.SslRequest) return undefined
-    }
-    return this.#respond(bytes, state) as AsyncIterable<Uint8Array>
+  /** Handles one client message. */
+  onMessage(bytes: Buffer, state: ClientState): AsyncIterable<MessageOutput> {
+    return this.#respond(bytes, state)
   }
 
   /** Runs one message's handler; errors become ErrorResponses, FATAL ones close the socket. */
   async *#respond(
     bytes: Uint8Array,
-    state: ConnectionState,
-  ): AsyncGenerator<Uint8Array | typeof closeSignal> {
-    let wrote = false
+    state: ClientState,
+  ): AsyncGenerator<Uint8Array | typeof CLOSE> {
     try {
-      for await (const chunk of this.#dispatch(bytes, state)) {
-        wrote = true
-        yield chunk
-      }
+      yield* this.#dispatch(bytes, state)
     } catch (error) {
       const fatal = !(error instanceof WireError) || error.fatal
       if (!(error instanceof WireError)) this.#services.log('data plane: internal error', error)
@@ -97,17 +92,15 @@ export class ConnectionHandler {
       yield errorResponse(fields)
       if (fatal) {
         await this.close()
-        yield closeSignal
+        yield CLOSE
       } else yield readyForQuery(this.#ctx?.relay.status ?? 'I')
-      return
     }
-    if (!wrote) yield HANDLED
   }
 
   async *#dispatch(
     bytes: Uint8Array,
-    state: ConnectionState,
-  ): AsyncGenerator<Uint8Array | typeof closeSignal> {
+    state: ClientState,
+  ): AsyncGenerator<Uint8Array | typeof CLOSE> {
     switch (this.#phase) {
       case 'startup':
         return yield* this.#startup(bytes, state)
@@ -122,8 +115,8 @@ export class ConnectionHandler {
 
   async *#startup(
     bytes: Uint8Array,
-    state: ConnectionState,
-  ): AsyncGenerator<Uint8Array | typeof closeSignal> {
+    state: ClientState,
+  ): AsyncGenerator<Uint8Array | typeof CLOSE> {
     const code = startupCode(bytes)
     if (code === StartupCode.GssEncRequest) {
       yield Buffer.from('N')
@@ -133,13 +126,13 @@ export class ConnectionHandler {
       const { processId, secretKey } = cancelKey(bytes)
       await this.#services.cancels.cancel(processId, secretKey)
       this.#phase = 'closed'
-      yield closeSignal
+      yield CLOSE
       return
     }
     if (code !== StartupCode.Protocol30) {
       throw violation(`unsupported frontend protocol ${code >>> 16}.${code & 0xffff}`)
     }
-    if (this.#services.requireTls && !state.tlsInfo) {
+    if (this.#services.requireTls && !state.tls) {
       throw WireError.fatal(WireSqlState.InvalidAuthorization, 'TLS connection required')
     }
     const params = startupParameters(bytes)
@@ -226,7 +219,7 @@ export class ConnectionHandler {
     ])
   }
 
-  async *#ready(bytes: Uint8Array): AsyncGenerator<Uint8Array | typeof closeSignal> {
+  async *#ready(bytes: Uint8Array): AsyncGenerator<Uint8Array | typeof CLOSE> {
     const ctx = this.#ctx
     const extended = this.#extended
     if (!ctx || !extended) throw violation('connection is not ready')
@@ -248,7 +241,7 @@ export class ConnectionHandler {
         return yield* extended.handle(code, reader, bytes)
       case 'X':
         await this.close()
-        yield closeSignal
+        yield CLOSE
         return
       case 'd':
       case 'c':
@@ -279,6 +272,7 @@ export class ConnectionHandler {
     if (!upstream) return
     try {
       const busy = this.#ctx?.relay.busy ?? false
+      this.#ctx?.relay.abandon('the client disconnected before the answer was sent')
       for (const name of this.#extended?.upstreamStatements ?? []) {
         upstream.send(serialize.close({ type: 'S', name }))
       }

@@ -1,7 +1,8 @@
 import { createServer, type Server, type Socket } from 'node:net'
-import type { TlsOptions } from 'pg-gateway'
-import { fromNodeSocket } from 'pg-gateway/node'
+import { createSecureContext } from 'node:tls'
+import { serveClient } from './client-socket.js'
 import { ConnectionHandler, type ConnectionServices } from './connection-handler.js'
+import { WireError, WireSqlState } from './wire-error.js'
 
 /** Options of the pgwire listener. */
 export interface ListenerOptions {
@@ -9,6 +10,12 @@ export interface ListenerOptions {
   port: number
   /** Certificate and key (PEM) for SSLRequest; without them SSLRequest is answered 'N'. */
   tls?: { cert: string | Buffer; key: string | Buffer } | undefined
+  /** Largest client message accepted; a longer one ends the connection (54000). */
+  maxMessageBytes: number
+  /** Connections idle this long are closed (57P05); 0 disables. */
+  idleTimeoutMs: number
+  /** Connections beyond this many are refused at startup (53300). */
+  maxConnections: number
   services: ConnectionServices
 }
 
@@ -21,33 +28,32 @@ export interface Listener {
   close(): Promise<void>
 }
 
-function toArrayBuffer(value: string | Buffer): ArrayBuffer {
-  const buf = typeof value === 'string' ? Buffer.from(value) : value
-  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer
-}
-
-/** Starts the pgwire listener: one `ConnectionHandler` per socket over pg-gateway. */
+/** Starts the pgwire listener: one `ConnectionHandler` per socket, driven by `serveClient`. */
 export async function startListener(options: ListenerOptions): Promise<Listener> {
   const sockets = new Map<Socket, ConnectionHandler>()
-  const tls: TlsOptions | undefined = options.tls
-    ? { cert: toArrayBuffer(options.tls.cert), key: toArrayBuffer(options.tls.key) }
+  const secureContext = options.tls
+    ? createSecureContext({ cert: options.tls.cert, key: options.tls.key })
     : undefined
+  const tooMany = WireError.fatal(
+    WireSqlState.TooManyConnections,
+    'sorry, too many clients already',
+  )
   const server = createServer((socket) => {
     // Without it an extended-protocol round trip waits for Nagle's delayed ACK (≈40 ms).
     socket.setNoDelay(true)
     const handler = new ConnectionHandler(options.services)
+    const refuse = sockets.size >= options.maxConnections ? tooMany : undefined
     sockets.set(socket, handler)
     socket.on('error', () => {})
     socket.on('close', () => {
       sockets.delete(socket)
       void handler.close()
     })
-    fromNodeSocket(socket, {
-      tls,
-      onMessage: (bytes, state) => handler.onMessage(bytes, state),
-    }).catch((error: unknown) => {
-      options.services.log('data plane: connection setup failed', error)
-      socket.destroy()
+    serveClient(socket, handler, {
+      secureContext,
+      maxMessageBytes: options.maxMessageBytes,
+      idleTimeoutMs: options.idleTimeoutMs,
+      refuse,
     })
   })
   await new Promise<void>((resolve, reject) => {

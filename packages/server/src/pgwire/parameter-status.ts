@@ -24,7 +24,7 @@ const DEFAULTS: Readonly<Record<(typeof RELAYED)[number], string>> = {
 
 /**
  * The ParameterStatus set sent after AuthenticationOk. Drivers (pgjdbc, npgsql, asyncpg) expect
- * more than pg-gateway's lone `server_version`; identity parameters name the Palisade user.
+ * more than a lone `server_version`; identity parameters name the Palisade user.
  */
 export function initialParameterStatus(
   upstream: ReadonlyMap<string, string>,

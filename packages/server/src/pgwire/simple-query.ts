@@ -63,25 +63,33 @@ export async function* simpleQuery(
       }
     }
     let upstreamError: string | undefined
-    if (statement.kind !== 'deallocate') {
+    let answered = statement.kind === 'deallocate'
+    if (!answered) {
       relay.send(serialize.query(upstreamSql(ctx, statement)), {
         terminals: 'Z',
         hideReady: true,
         originalSql: statement.originalSql,
         onDone: (error) => {
+          answered = true
           upstreamError = error?.message
         },
       })
     }
-    yield* relay.drain()
-    audit.record({
-      originalSql: statement.originalSql,
-      rewrittenSql: statement.sql,
-      policiesApplied: statement.policiesApplied,
-      elapsedMs: performance.now() - started,
-      status: upstreamError === undefined ? 'success' : 'error',
-      errorMessage: upstreamError ?? null,
-    })
+    try {
+      yield* relay.drain()
+    } finally {
+      if (!answered) upstreamError = 'the connection ended before the answer was complete'
+      // Also when the client or the upstream went away mid-answer (the relay then ends the
+      // request with an error): every statement that ran has its audit row.
+      audit.record({
+        originalSql: statement.originalSql,
+        rewrittenSql: statement.sql,
+        policiesApplied: statement.policiesApplied,
+        elapsedMs: performance.now() - started,
+        status: upstreamError === undefined ? 'success' : 'error',
+        errorMessage: upstreamError ?? null,
+      })
+    }
     if (upstreamError !== undefined) failed = true
     else if (statement.setting?.name === 'application_name') {
       audit.clientInfo = statement.setting.value ?? ctx.startupApplicationName

@@ -98,6 +98,16 @@ export class UpstreamRelay {
     else this.send(parse, { ...request, terminals: '1' })
   }
 
+  /**
+   * Ends every answer still due with `reason` (the upstream or the client went away), so each
+   * request's `onDone` runs once and no audit row is lost.
+   */
+  abandon(reason: string): void {
+    const pending = this.#pending.splice(0)
+    const error: ScrubbedError = { severity: 'ERROR', code: '08006', message: reason }
+    for (const p of pending) if ('request' in p) p.request.onDone?.(error)
+  }
+
   /** Queues a proxy-made answer behind the upstream answers already due. */
   local(bytes: Buffer): void {
     this.#pending.push({ local: bytes })
@@ -127,7 +137,7 @@ export class UpstreamRelay {
       try {
         frames = await this.#upstream.read()
       } catch {
-        this.#pending.length = 0
+        this.abandon('upstream connection lost')
         throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
       }
       for (const frame of frames) this.#handle(frame, emit)
@@ -158,7 +168,7 @@ export class UpstreamRelay {
       const fields = decodeErrorFields(frame.bytes)
       if (fields.severity === 'FATAL' || fields.severity === 'PANIC') {
         // The upstream ends the session (e.g. terminated by an administrator).
-        this.#pending.length = 0
+        this.abandon('upstream connection lost')
         throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
       }
       const scrubbed = this.#scrubFields(frame, request.originalSql)

@@ -1,0 +1,4 @@
+import { pgliteHarness } from './fixtures/harness.js'
+import { runRobustnessCases } from './robustness.cases.js'
+
+runRobustnessCases('PGlite', pgliteHarness)

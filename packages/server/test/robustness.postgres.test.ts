@@ -1,0 +1,10 @@
+import { describe } from 'vitest'
+import { postgresHarness } from './fixtures/harness.js'
+import { runRobustnessCases, runUpstreamRestartCase } from './robustness.cases.js'
+
+if (process.env['PALISADE_TEST_PG_URL']) {
+  runRobustnessCases('PostgreSQL', postgresHarness)
+  runUpstreamRestartCase(postgresHarness)
+} else {
+  describe.skip('robustness over PostgreSQL (set PALISADE_TEST_PG_URL to run)', () => {})
+}
