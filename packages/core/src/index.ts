@@ -14,6 +14,12 @@ export type * from './catalog.types.js'
 export * from './decision/index.js'
 export * from './errors.js'
 export { loadCore } from './load-core.js'
+export {
+  type FilterColumnResolution,
+  type FilterCoverageInput,
+  type FilterTableCoverage,
+  filterCoverage,
+} from './policy/filter-coverage.js'
 export { FUNCTION_ALLOWLIST, OPERATOR_ALLOWLIST } from './policy/function-allowlist.js'
 export * from './policy/policy.types.js'
 export { matchesPattern } from './policy/target-pattern.js'

@@ -1,6 +1,11 @@
 import type { Catalog, CatalogSchema, TableKind } from '@palisade/core'
 import { asc, eq, inArray, or } from 'drizzle-orm'
 import * as v from 'valibot'
+import {
+  type CatalogSyncReport,
+  planCatalogSync,
+  type UpstreamCatalogSnapshot,
+} from './catalog-sync.js'
 import { bumpCatalogVersion } from './catalog-version.js'
 import { type StoreContext, sortedUnique } from './context.js'
 import { requireDatasource } from './datasources-service.js'
@@ -14,6 +19,7 @@ import {
   catalogSchemas,
   catalogTables,
   columnAnchors,
+  datasources,
   tableRelationships,
 } from './schema/index.js'
 import { boundedString, parseBody } from './validation.js'
@@ -212,6 +218,49 @@ function exposureMap(catalog: Catalog): {
   return { tables, aliases }
 }
 
+/**
+ * The `changes` of a catalog audit entry (admin-api 7.3): each `schema.table` whose exposure
+ * changed maps to its exposed columns, or null; alias changes go under `schema_aliases`.
+ */
+function catalogChanges(
+  beforeCatalog: Catalog,
+  afterCatalog: Catalog,
+  source: 'save_catalog' | 'sync_catalog',
+): {
+  field: 'catalog'
+  source: string
+  before: Record<string, unknown>
+  after: Record<string, unknown>
+} {
+  const before = exposureMap(beforeCatalog)
+  const after = exposureMap(afterCatalog)
+  const b: Record<string, unknown> = {}
+  const a: Record<string, unknown> = {}
+  for (const key of sortedUnique([...before.tables.keys(), ...after.tables.keys()])) {
+    const x = before.tables.get(key) ?? null
+    const y = after.tables.get(key) ?? null
+    if (JSON.stringify(x) !== JSON.stringify(y)) {
+      b[key] = x
+      a[key] = y
+    }
+  }
+  const aliasAfter: Record<string, unknown> = {}
+  const aliasBefore: Record<string, unknown> = {}
+  for (const key of sortedUnique([...before.aliases.keys(), ...after.aliases.keys()])) {
+    const x = before.aliases.get(key) ?? null
+    const y = after.aliases.get(key) ?? null
+    if (x !== y) {
+      aliasBefore[key] = x
+      aliasAfter[key] = y
+    }
+  }
+  if (Object.keys(aliasAfter).length > 0) {
+    b['schema_aliases'] = aliasBefore
+    a['schema_aliases'] = aliasAfter
+  }
+  return { field: 'catalog', source, before: b, after: a }
+}
+
 /** The stored catalog selection per datasource (admin-api 7). */
 export class CatalogService {
   readonly #ctx: StoreContext
@@ -259,48 +308,69 @@ export class CatalogService {
         visible.set(label, i)
       }
       if (details.length > 0) throw new ValidationError(details)
-      const before = exposureMap(await readExposedCatalog(m.tx, datasourceId))
+      const before = await readExposedCatalog(m.tx, datasourceId)
       await this.#write(m, datasourceId, input as SaveSchemaInput[])
       await bumpCatalogVersion(m.tx, datasourceId)
       const exposed = await readExposedCatalog(m.tx, datasourceId)
-      const after = exposureMap(exposed)
-      const changes: Record<string, unknown> = {
-        field: 'catalog',
-        source: 'save_catalog',
-        before: {},
-        after: {},
-      }
-      const b = changes['before'] as Record<string, unknown>
-      const a = changes['after'] as Record<string, unknown>
-      for (const key of sortedUnique([...before.tables.keys(), ...after.tables.keys()])) {
-        const x = before.tables.get(key) ?? null
-        const y = after.tables.get(key) ?? null
-        if (JSON.stringify(x) !== JSON.stringify(y)) {
-          b[key] = x
-          a[key] = y
-        }
-      }
-      const aliasChanges: Record<string, unknown> = {}
-      const aliasBefore: Record<string, unknown> = {}
-      for (const key of sortedUnique([...before.aliases.keys(), ...after.aliases.keys()])) {
-        const x = before.aliases.get(key) ?? null
-        const y = after.aliases.get(key) ?? null
-        if (x !== y) {
-          aliasBefore[key] = x
-          aliasChanges[key] = y
-        }
-      }
-      if (Object.keys(aliasChanges).length > 0) {
-        b['schema_aliases'] = aliasBefore
-        a['schema_aliases'] = aliasChanges
-      }
+      const changes = catalogChanges(before, exposed, 'save_catalog')
       m.audit('datasource', datasourceId, 'update', changes)
-      if (Object.keys(a).length > 0) m.invalidate({ type: 'ds', datasourceId })
+      if (Object.keys(changes.after).length > 0) m.invalidate({ type: 'ds', datasourceId })
       const tables = exposed.schemas.flatMap((s) => s.tables)
       return {
         exposed_tables: tables.length,
         exposed_columns: tables.reduce((n, t) => n + t.columns.length, 0),
       }
+    })
+  }
+
+  /**
+   * Applies a live upstream read to the stored selection (admin-api 7.3 `sync_catalog`):
+   * updates column metadata, adds new columns of exposed tables as selected, removes vanished
+   * columns, and stores the drift report in `last_sync_at`/`last_sync_result`. New schemas and
+   * tables are only reported. One datasource/update `catalog` entry.
+   */
+  async syncCatalog(
+    datasourceId: string,
+    upstream: UpstreamCatalogSnapshot,
+    actorId: string,
+  ): Promise<CatalogSyncReport> {
+    return this.#ctx.mutate(actorId, async (m) => {
+      await requireDatasource(m.tx, datasourceId, true)
+      const view = await readCatalog(m.tx, datasourceId)
+      const before = exposedOf(view)
+      const { report, upserts, deletes } = planCatalogSync(view, upstream)
+      if (deletes.length > 0) {
+        await m.tx.delete(catalogColumns).where(inArray(catalogColumns.id, deletes))
+      }
+      for (const { tableId, schema, table, column } of upserts) {
+        const values = {
+          ordinalPosition: column.ordinal_position,
+          dataType: column.data_type,
+          isNullable: column.is_nullable,
+          columnDefault: column.column_default ?? null,
+        }
+        await m.tx
+          .insert(catalogColumns)
+          .values({
+            id: catalogIds.column(datasourceId, schema, table, column.column_name),
+            tableId,
+            columnName: column.column_name,
+            isSelected: true,
+            ...values,
+          })
+          .onConflictDoUpdate({ target: catalogColumns.id, set: values })
+      }
+      await m.tx
+        .update(datasources)
+        .set({ lastSyncAt: m.now, lastSyncResult: report })
+        .where(eq(datasources.id, datasourceId))
+      const after = await readExposedCatalog(m.tx, datasourceId)
+      m.audit('datasource', datasourceId, 'update', catalogChanges(before, after, 'sync_catalog'))
+      if (deletes.length > 0 || upserts.length > 0) {
+        await bumpCatalogVersion(m.tx, datasourceId)
+        m.invalidate({ type: 'ds', datasourceId })
+      }
+      return report
     })
   }
 

@@ -20,6 +20,7 @@ export type {
   SaveTableInput,
 } from './catalog-service.js'
 export { catalogIds } from './catalog-service.js'
+export type { CatalogSyncReport, UpstreamCatalogSnapshot } from './catalog-sync.js'
 export type {
   ChangeEvent,
   ChangeFeedEvent,

@@ -2,6 +2,7 @@ import type { Store } from '@palisade/store'
 import { Hono } from 'hono'
 import { cors } from 'hono/cors'
 import { requireAuth } from './auth.js'
+import { DiscoveryJobs } from './discovery-jobs.js'
 import type { AdminDeps, AdminEnv } from './env.js'
 import { createErrorHandler, errorResponse } from './error-handler.js'
 import { API_PREFIX } from './paths.js'
@@ -15,6 +16,7 @@ import { authRoutes } from './routes/auth.js'
 import { catalogRoutes } from './routes/catalog.js'
 import { datasourceRoutes } from './routes/datasources.js'
 import { decisionFunctionRoutes } from './routes/decision-functions.js'
+import { discoveryRoutes } from './routes/discovery.js'
 import { healthRoutes } from './routes/health.js'
 import { openApiRoute } from './routes/openapi.js'
 import { policyRoutes } from './routes/policies.js'
@@ -49,6 +51,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   ...userRoutes,
   ...datasourceRoutes,
   ...catalogRoutes,
+  ...discoveryRoutes,
   ...accessRoutes,
   ...assignmentRoutes,
   ...relationshipRoutes,
@@ -82,6 +85,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
     tokenTtlSeconds: ttl,
     version: options.version ?? '0.0.0',
     logger: options.logger ?? defaultLogger,
+    discovery: new DiscoveryJobs(),
   }
   const apiRoutes: RouteSpec[] = [...API_ROUTES, openApiRoute(() => table)]
   const table: (RouteSpec & { fullPath: string })[] = [

@@ -1,4 +1,5 @@
 import type { Store, User } from '@palisade/store'
+import type { DiscoveryJobs } from './discovery-jobs.js'
 
 /** Per-request values the middleware chain hands to later handlers. */
 export interface AdminVariables {
@@ -20,4 +21,6 @@ export interface AdminDeps {
   tokenTtlSeconds: number
   version: string
   logger: (entry: Record<string, unknown>) => void
+  /** This instance's discovery jobs (admin-api 7.1). */
+  discovery: DiscoveryJobs
 }

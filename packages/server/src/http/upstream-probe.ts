@@ -1,5 +1,6 @@
 import type { DatasourceConnection } from '@palisade/store'
 import pg from 'pg'
+import { postgresClientConfig } from './upstream-reader.js'
 
 /** Result of `POST /datasources/{id}/test` (admin-api 6.3). */
 export type ProbeResult =
@@ -8,25 +9,9 @@ export type ProbeResult =
 
 const CONNECT_TIMEOUT_MS = 10_000
 
-/** `sslmode` of admin-api 6.2 as node-postgres `ssl` options. */
-function sslOption(config: Record<string, unknown>): pg.ClientConfig['ssl'] {
-  const mode = config['sslmode'] ?? 'prefer'
-  if (mode === 'disable' || mode === 'prefer') return false
-  const ca = typeof config['sslrootcert'] === 'string' ? config['sslrootcert'] : undefined
-  return mode === 'require' ? { rejectUnauthorized: false } : { rejectUnauthorized: true, ca }
-}
-
 async function probePostgres(config: Record<string, unknown>): Promise<ProbeResult> {
-  const client = new pg.Client({
-    host: config['host'] as string,
-    port: (config['port'] as number | undefined) ?? 5432,
-    database: config['database'] as string,
-    user: config['username'] as string,
-    password: config['password'] as string | undefined,
-    ssl: sslOption(config),
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    statement_timeout: CONNECT_TIMEOUT_MS,
-  })
+  const timeouts = { connectMs: CONNECT_TIMEOUT_MS, statementMs: CONNECT_TIMEOUT_MS }
+  const client = new pg.Client(postgresClientConfig(config, timeouts))
   try {
     await client.connect()
     const result = await client.query<{ server_version: string }>('SHOW server_version')

@@ -24,7 +24,11 @@ export function issueDetails(issues: readonly v.BaseIssue<unknown>[]): ApiErrorD
     const field = fieldPath(issue) || 'body'
     const missing = issue.kind === 'schema' && issue.input === undefined
     if (missing) return { field, code: 'required', message: `${field} is required` }
-    const code = DETAIL_CODES[issue.type] ?? (issue.kind === 'schema' ? 'invalid_type' : 'pattern')
+    // A union on a key (`action` of discovery) names the bad value: an enum problem.
+    const variant = issue.type === 'variant' && issue.path !== undefined
+    const code = variant
+      ? 'invalid_enum'
+      : (DETAIL_CODES[issue.type] ?? (issue.kind === 'schema' ? 'invalid_type' : 'pattern'))
     return { field, code, message: `${field} ${issue.message}` }
   })
 }

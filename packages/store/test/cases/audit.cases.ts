@@ -304,6 +304,27 @@ async function walkEveryMutation(store: Store, admin: User): Promise<string[]> {
       a,
     ),
   )
+  await step('catalog.syncCatalog', () =>
+    store.catalog.syncCatalog(
+      ds.id,
+      {
+        schemas: ['public'],
+        tables: ['a', 'b'].map((t) => ({
+          schema_name: 'public',
+          table_name: t,
+          table_type: 'TABLE',
+        })),
+        column_tables: [{ schema_name: 'public', table_name: 'a' }],
+        columns: columns.map((c) => ({
+          ...c,
+          schema_name: 'public',
+          table_name: 'a',
+          column_default: null,
+        })),
+      },
+      a,
+    ),
+  )
   const tables = (await store.catalog.get(ds.id)).schemas[0]?.tables ?? []
   let rel!: { id: string }
   await step('relationships.create', async () => {

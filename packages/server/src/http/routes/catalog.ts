@@ -3,7 +3,7 @@ import { idParams } from '../schemas/common.js'
 
 const TAG = 'catalog'
 
-/** The stored catalog view (admin-api 7.2); discovery jobs live in `discovery.ts`. */
+/** The stored catalog view (admin-api 7.2); discovery jobs live in `discovery.ts` (7.1). */
 export const catalogRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',

@@ -83,6 +83,8 @@ export const datasourceRoutes: RouteSpec[] = [
     params: idParams,
     async handler({ c, deps, params, actorId }) {
       await deps.store.datasources.delete(params.id, actorId)
+      // A running discovery job of the datasource is cancelled with it (admin-api 6.3).
+      deps.discovery.cancelDatasource(params.id)
       return noContent(c)
     },
   }),

@@ -1,3 +1,5 @@
+import { anchorCoverage } from '../anchor-coverage.js'
+import { fkSuggestions } from '../fk-suggestions.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { idParams } from '../schemas/common.js'
@@ -88,5 +90,24 @@ export const relationshipRoutes: RouteSpec[] = [
       await deps.store.relationships.deleteAnchor(params.id, params.anchor_id, actorId)
       return noContent(c)
     },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/datasources/{id}/fk-suggestions',
+    summary: 'Suggest relationships from the live upstream foreign keys',
+    tag: TAG,
+    status: 200,
+    params: idParams,
+    exists: (deps, p) => deps.store.datasources.get(p.id),
+    handler: async ({ c, deps, params }) => c.json(await fkSuggestions(deps, params.id)),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/policies/{id}/anchor-coverage',
+    summary: 'Dry-run row-filter column resolution over the exposed tables',
+    tag: TAG,
+    status: 200,
+    params: idParams,
+    handler: async ({ c, deps, params }) => c.json(await anchorCoverage(deps, params.id)),
   }),
 ]

@@ -1,3 +1,4 @@
+import type { AuditAction, AuditResourceType } from '@palisade/store'
 import * as v from 'valibot'
 import { auditPageQuery } from '../pagination.js'
 import { uuid } from './common.js'
@@ -36,7 +37,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'decision_function',
   'table_relationship',
   'column_anchor',
-] as const
+] as const satisfies readonly AuditResourceType[]
 
 /** The actions of spec 2.2. */
 export const AUDIT_ACTIONS = [
@@ -51,7 +52,20 @@ export const AUDIT_ACTIONS = [
   'remove_parent',
   'grant_access',
   'revoke_access',
-] as const
+] as const satisfies readonly AuditAction[]
+
+/**
+ * Type-checks only while each list names every member of the store's union (`satisfies`
+ * above checks the other direction), so these filters cannot drift from what the store writes.
+ */
+type Covers<Union, List extends readonly unknown[]> = [Exclude<Union, List[number]>] extends [never]
+  ? true
+  : false
+type Holds<T extends true> = T
+type _AuditListsCoverStore = [
+  Holds<Covers<AuditResourceType, typeof AUDIT_RESOURCE_TYPES>>,
+  Holds<Covers<AuditAction, typeof AUDIT_ACTIONS>>,
+]
 
 /** Query of `GET /audit/queries` (admin-api 16.1). */
 export const queryAuditQuery = v.object({

@@ -1,3 +1,4 @@
+import { DS_TYPES } from '@palisade/store'
 import * as v from 'valibot'
 import { pageQuery } from '../pagination.js'
 import { intRange, jsonObject, optionalBoolean, search, text } from './common.js'
@@ -7,7 +8,7 @@ const dsFields = {
     text(1, 64),
     v.regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'must match [A-Za-z][A-Za-z0-9_-]*'),
   ),
-  ds_type: v.picklist(['postgres', 'pglite'], 'expected postgres or pglite'),
+  ds_type: v.picklist(DS_TYPES, `expected ${DS_TYPES.join(' or ')}`),
   /** Keys per `ds_type` (admin-api 6.2) are checked by the store, which knows the merge rules. */
   config: jsonObject,
   access_mode: v.nullish(

@@ -1,0 +1,121 @@
+import type { TableKind } from '@palisade/core'
+import type { UpstreamReader } from './upstream-reader.js'
+
+/** One upstream table, view or materialized view. */
+export interface UpstreamTable {
+  schema_name: string
+  table_name: string
+  table_type: TableKind
+}
+
+/** One upstream column with the metadata the stored catalog keeps (admin-api 7.2). */
+export interface UpstreamColumn {
+  schema_name: string
+  table_name: string
+  column_name: string
+  ordinal_position: number
+  data_type: string
+  is_nullable: boolean
+  column_default: string | null
+}
+
+/** A single-column foreign key whose parent column is a primary or single-column unique key. */
+export interface UpstreamForeignKey {
+  constraint_name: string
+  child_schema_name: string
+  child_table_name: string
+  child_column_name: string
+  parent_schema_name: string
+  parent_table_name: string
+  parent_column_name: string
+}
+
+/** Schemas that discovery never lists (admin-api 7.1). */
+const USER_SCHEMA = `n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'`
+
+/** Tables, partitioned tables, views, materialized views and foreign tables; no partitions. */
+const RELATION = `c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition`
+
+/** Upstream schema names, sorted, without system schemas. */
+export async function readSchemas(reader: UpstreamReader): Promise<string[]> {
+  const rows = await reader.query<{ schema_name: string }>(
+    `SELECT n.nspname AS schema_name FROM pg_catalog.pg_namespace n
+     WHERE ${USER_SCHEMA} ORDER BY 1`,
+  )
+  return rows.map((r) => r.schema_name)
+}
+
+/** The tables of the given schemas, sorted by schema and name. */
+export async function readTables(
+  reader: UpstreamReader,
+  schemas: readonly string[],
+): Promise<UpstreamTable[]> {
+  if (schemas.length === 0) return []
+  return reader.query<UpstreamTable>(
+    `SELECT n.nspname AS schema_name, c.relname AS table_name,
+       CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END
+         AS table_type
+     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE ${RELATION} AND ${USER_SCHEMA} AND n.nspname = ANY($1::text[])
+     ORDER BY 1, 2`,
+    [[...schemas]],
+  )
+}
+
+/**
+ * The columns of the given tables in column order. `data_type` is `format_type` (as core's
+ * catalog expects) and `column_default` is null for generated columns, as in
+ * `information_schema.columns`.
+ */
+export async function readColumns(
+  reader: UpstreamReader,
+  tables: readonly { schema: string; table: string }[],
+): Promise<UpstreamColumn[]> {
+  const wanted = new Map(tables.map((t) => [`${t.schema}\u0000${t.table}`, t]))
+  if (wanted.size === 0) return []
+  const rows = await reader.query<UpstreamColumn>(
+    `SELECT n.nspname AS schema_name, c.relname AS table_name, a.attname AS column_name,
+       a.attnum AS ordinal_position, pg_catalog.format_type(a.atttypid, a.atttypmod) AS data_type,
+       NOT a.attnotnull AS is_nullable,
+       CASE WHEN a.attgenerated = '' THEN pg_catalog.pg_get_expr(d.adbin, d.adrelid) END
+         AS column_default
+     FROM pg_catalog.pg_attribute a
+     JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     JOIN unnest($1::text[], $2::text[]) AS wanted(schema_name, table_name)
+       ON wanted.schema_name = n.nspname AND wanted.table_name = c.relname
+     LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE ${RELATION} AND a.attnum > 0 AND NOT a.attisdropped
+     ORDER BY 1, 2, 4`,
+    [[...wanted.values()].map((t) => t.schema), [...wanted.values()].map((t) => t.table)],
+  )
+  return rows.map((r) => ({ ...r, ordinal_position: Number(r.ordinal_position) }))
+}
+
+/**
+ * Single-column foreign keys whose referenced column carries a single-column unique index
+ * (a primary key, a unique constraint or a plain unique index), sorted by child then name.
+ */
+export function readForeignKeys(reader: UpstreamReader): Promise<UpstreamForeignKey[]> {
+  return reader.query<UpstreamForeignKey>(
+    `SELECT con.conname AS constraint_name,
+       cn.nspname AS child_schema_name, cc.relname AS child_table_name,
+       ca.attname AS child_column_name,
+       pn.nspname AS parent_schema_name, pc.relname AS parent_table_name,
+       pa.attname AS parent_column_name
+     FROM pg_catalog.pg_constraint con
+     JOIN pg_catalog.pg_class cc ON cc.oid = con.conrelid
+     JOIN pg_catalog.pg_namespace cn ON cn.oid = cc.relnamespace
+     JOIN pg_catalog.pg_class pc ON pc.oid = con.confrelid
+     JOIN pg_catalog.pg_namespace pn ON pn.oid = pc.relnamespace
+     JOIN pg_catalog.pg_attribute ca ON ca.attrelid = con.conrelid AND ca.attnum = con.conkey[1]
+     JOIN pg_catalog.pg_attribute pa ON pa.attrelid = con.confrelid AND pa.attnum = con.confkey[1]
+     WHERE con.contype = 'f' AND cardinality(con.conkey) = 1
+       AND EXISTS (
+         SELECT 1 FROM pg_catalog.pg_index i
+         WHERE i.indrelid = con.confrelid AND i.indisunique AND i.indnatts = 1
+           AND i.indkey[0] = con.confkey[1] AND i.indpred IS NULL AND i.indexprs IS NULL)
+     ORDER BY 2, 3, 4, 1`,
+  )
+}

@@ -1,0 +1,88 @@
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { setup, type TestContext, unique } from './helpers.js'
+import { runJob, UPSTREAM_SQL } from './upstream-fixtures.js'
+
+const url = process.env['PALISADE_TEST_PG_URL']
+
+describe.skipIf(!url)('discovery and fk-suggestions on a PostgreSQL upstream', () => {
+  const database = `palisade_discovery_${process.pid}_${Date.now()}`
+  let ctx: TestContext
+  let admin: pg.Client
+  let datasourceId: string
+
+  beforeAll(async () => {
+    const base = new URL(url ?? '')
+    admin = new pg.Client({ connectionString: base.toString() })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${database}`)
+    const scratch = new pg.Client({
+      connectionString: base.toString().replace(/\/[^/]*$/, `/${database}`),
+    })
+    await scratch.connect()
+    await scratch.query(UPSTREAM_SQL)
+    await scratch.end()
+    ctx = await setup()
+    const ds = await ctx.store.datasources.create(
+      {
+        name: unique('pg'),
+        ds_type: 'postgres',
+        config: {
+          host: base.hostname,
+          port: Number(base.port || 5432),
+          database,
+          username: decodeURIComponent(base.username || 'postgres'),
+          password: base.password ? decodeURIComponent(base.password) : null,
+          sslmode: 'disable',
+        },
+      },
+      ctx.admin.id,
+    )
+    datasourceId = ds.id
+  })
+
+  afterAll(async () => {
+    await ctx?.close()
+    await admin?.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await admin?.end()
+  })
+
+  it('discovers schemas and columns, saves a selection and suggests foreign keys', async () => {
+    const schemas = await runJob(ctx, datasourceId, { action: 'discover_schemas' })
+    expect(schemas.result.map((s: { schema_name: string }) => s.schema_name)).toEqual([
+      'app',
+      'public',
+    ])
+    const columns = await runJob(ctx, datasourceId, {
+      action: 'discover_columns',
+      tables: [{ schema: 'public', table: 'payments' }],
+    })
+    expect(columns.result[2]).toMatchObject({
+      column_name: 'amount',
+      data_type: 'numeric(10,2)',
+      is_nullable: true,
+    })
+    const tables = ['tenants', 'orders', 'payments'].map((table_name) => ({
+      table_name,
+      is_selected: true,
+    }))
+    const saved = await runJob(ctx, datasourceId, {
+      action: 'save_catalog',
+      schemas: [{ schema_name: 'public', is_selected: true, tables }],
+    })
+    expect(saved.result).toEqual({ exposed_tables: 3, exposed_columns: 8 })
+    const { status, body } = await ctx.json(
+      'GET',
+      `/api/v1/datasources/${datasourceId}/fk-suggestions`,
+    )
+    expect(status).toBe(200)
+    expect(body.map((s: any) => `${s.child_table_name}.${s.child_column_name}`)).toEqual([
+      'orders.tenant_id',
+      'payments.order_id',
+    ])
+  })
+})
+
+describe.skipIf(Boolean(url))('discovery and fk-suggestions on a PostgreSQL upstream', () => {
+  it.skip('needs PALISADE_TEST_PG_URL (e.g. postgresql://postgres@127.0.0.1:5432/test)', () => {})
+})

@@ -1,0 +1,129 @@
+import type { TableKind } from '@palisade/core'
+import type { CatalogView } from './catalog-service.js'
+
+/** One live upstream column, as discovery reads it. */
+export interface UpstreamColumn {
+  schema_name: string
+  table_name: string
+  column_name: string
+  ordinal_position: number
+  data_type: string
+  is_nullable: boolean
+  column_default: string | null
+}
+
+/** What `sync_catalog` read upstream for the stored selection (admin-api 7.3). */
+export interface UpstreamCatalogSnapshot {
+  /** Every upstream schema, system schemas excluded. */
+  schemas: string[]
+  /** The upstream tables of the stored schemas. */
+  tables: { schema_name: string; table_name: string; table_type: TableKind }[]
+  /**
+   * The tables whose columns were read: only these are synced, so a table exposed after the
+   * read is left alone rather than emptied.
+   */
+  column_tables: { schema_name: string; table_name: string }[]
+  /** The live columns of `column_tables`. */
+  columns: UpstreamColumn[]
+}
+
+/** The drift report of `sync_catalog`, stored as `last_sync_result` (admin-api 7.3). */
+export interface CatalogSyncReport {
+  added_schemas: string[]
+  removed_schemas: string[]
+  added_tables: string[]
+  removed_tables: string[]
+  added_columns: string[]
+  removed_columns: string[]
+  changed_columns: string[]
+  has_breaking_changes: boolean
+}
+
+/** The column writes of one sync, keyed by stored table id. */
+export interface CatalogSyncPlan {
+  report: CatalogSyncReport
+  /** Columns to insert (selected) or update, with their table's stored id and names. */
+  upserts: { tableId: string; schema: string; table: string; column: UpstreamColumn }[]
+  /** Stored column ids that vanished upstream. */
+  deletes: string[]
+}
+
+const dotted = (...parts: string[]) => parts.join('.')
+
+/**
+ * Compares the stored catalog with the live upstream: new schemas and tables are only
+ * reported; columns of exposed tables are added (selected), updated or removed. A removed
+ * schema, table or exposed column is a breaking change.
+ */
+export function planCatalogSync(
+  view: CatalogView,
+  upstream: UpstreamCatalogSnapshot,
+): CatalogSyncPlan {
+  const liveSchemas = new Set(upstream.schemas)
+  const storedSchemas = new Set(view.schemas.map((s) => s.schema_name))
+  const liveTables = new Set(upstream.tables.map((t) => dotted(t.schema_name, t.table_name)))
+  const read = new Set(upstream.column_tables.map((t) => dotted(t.schema_name, t.table_name)))
+  const report: CatalogSyncReport = {
+    added_schemas: [...liveSchemas].filter((s) => !storedSchemas.has(s)),
+    removed_schemas: [...storedSchemas].filter((s) => !liveSchemas.has(s)),
+    added_tables: [],
+    removed_tables: [],
+    added_columns: [],
+    removed_columns: [],
+    changed_columns: [],
+    has_breaking_changes: false,
+  }
+  const plan: CatalogSyncPlan = { report, upserts: [], deletes: [] }
+  let removedExposed = false
+  for (const schema of view.schemas) {
+    if (!liveSchemas.has(schema.schema_name)) continue
+    const stored = new Set(schema.tables.map((t) => t.table_name))
+    for (const t of upstream.tables) {
+      if (t.schema_name === schema.schema_name && !stored.has(t.table_name)) {
+        report.added_tables.push(dotted(t.schema_name, t.table_name))
+      }
+    }
+    for (const table of schema.tables) {
+      const name = dotted(schema.schema_name, table.table_name)
+      if (!liveTables.has(name)) {
+        report.removed_tables.push(name)
+        continue
+      }
+      if (!schema.is_selected || !table.is_selected || !read.has(name)) continue
+      const live = upstream.columns.filter(
+        (c) => c.schema_name === schema.schema_name && c.table_name === table.table_name,
+      )
+      const liveNames = new Set(live.map((c) => c.column_name))
+      for (const c of table.columns) {
+        if (liveNames.has(c.column_name)) continue
+        report.removed_columns.push(dotted(name, c.column_name))
+        plan.deletes.push(c.id)
+        if (c.is_selected) removedExposed = true
+      }
+      const byName = new Map(table.columns.map((c) => [c.column_name, c]))
+      for (const column of live) {
+        const before = byName.get(column.column_name)
+        const key = dotted(name, column.column_name)
+        if (!before) report.added_columns.push(key)
+        else if (
+          before.data_type !== column.data_type ||
+          before.is_nullable !== column.is_nullable ||
+          (before.column_default ?? null) !== (column.column_default ?? null) ||
+          before.ordinal_position !== column.ordinal_position
+        ) {
+          report.changed_columns.push(key)
+        } else continue
+        plan.upserts.push({
+          tableId: table.id,
+          schema: schema.schema_name,
+          table: table.table_name,
+          column,
+        })
+      }
+    }
+  }
+  for (const list of Object.values(report)) if (Array.isArray(list)) list.sort()
+  report.has_breaking_changes =
+    report.removed_schemas.length > 0 || report.removed_tables.length > 0 || removedExposed
+  return plan
+}
