@@ -217,7 +217,10 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
     it('applies a policy change to a connected client and re-prepares its named statements', async () => {
       const alice = await h.connect('alice')
       const named = { name: 'count-orders', text: 'SELECT count(*)::int AS n FROM orders' }
+      // The same query as unnamed statements shares one upstream statement (repeated on purpose).
+      const unnamed = () => alice.query('SELECT count(*)::int AS n FROM orders WHERE id > $1', [0])
       expect((await alice.query(named)).rows).toEqual([{ n: 2 }])
+      for (let i = 0; i < 3; i++) expect((await unnamed()).rows).toEqual([{ n: 2 }])
       const { orders } = h.shop.policies
       const updated = await h.store.policies.update(
         orders.id,
@@ -229,6 +232,7 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
           { n: 1 },
         ])
         expect((await alice.query(named)).rows).toEqual([{ n: 1 }])
+        expect((await unnamed()).rows).toEqual([{ n: 1 }])
       } finally {
         const restored = await h.store.policies.update(
           orders.id,
@@ -238,6 +242,7 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
         h.shop.policies.orders = restored
       }
       expect((await alice.query(named)).rows).toEqual([{ n: 2 }])
+      expect((await unnamed()).rows).toEqual([{ n: 2 }])
     })
 
     it('survives malformed messages, answering 08P01 and serving other clients', async () => {

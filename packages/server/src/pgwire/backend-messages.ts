@@ -28,6 +28,11 @@ export function emptyQueryResponse(): Buffer {
   return new WireWriter(0).message('I')
 }
 
+/** ParseComplete ('1'). */
+export function parseComplete(): Buffer {
+  return new WireWriter(0).message('1')
+}
+
 /** CloseComplete ('3'). */
 export function closeComplete(): Buffer {
   return new WireWriter(0).message('3')

@@ -1,8 +1,9 @@
 import { type CompiledSession, type RewrittenStatement, rewrite } from '@palisade/core'
 import { serialize } from 'pg-protocol'
-import { closeComplete, commandComplete } from './backend-messages.js'
+import { closeComplete, commandComplete, parseComplete } from './backend-messages.js'
 import type { ConnectionContext } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
+import { UpstreamStatements } from './upstream-statements.js'
 import { WireError, WireSqlState } from './wire-error.js'
 import type { WireReader } from './wire-reader.js'
 import { WireWriter } from './wire-writer.js'
@@ -25,25 +26,28 @@ interface Portal {
 
 /**
  * The extended query protocol: Parse carries the rewritten SQL (with its `$n` parameters),
- * Bind/Describe/Execute/Close/Sync/Flush pass through with statement names mapped to upstream
- * names unique to this connection (one PGlite backend is shared by every client). A statement
- * rewritten before the session's latest rebuild is prepared again before its next Bind.
+ * Bind/Describe/Execute/Sync/Flush pass through with statement names mapped to upstream names
+ * unique to this connection (one PGlite backend is shared by every client). Client statements
+ * with the same rewritten SQL share one upstream statement (upstream-statements.ts), so a repeated
+ * query is parsed and planned upstream once. A statement rewritten before the session's latest
+ * rebuild is rewritten again, and prepared again if its SQL changed, before its next Bind.
  * @see https://www.postgresql.org/docs/current/protocol-flow.html#PROTOCOL-FLOW-EXT-QUERY
  */
 export class ExtendedProtocol {
   readonly #ctx: ConnectionContext
   readonly #statements = new Map<string, Prepared>()
   readonly #portals = new Map<string, Portal>()
+  readonly #upstream: UpstreamStatements
   #skipping = false
-  #counter = 0
 
   constructor(ctx: ConnectionContext) {
     this.#ctx = ctx
+    this.#upstream = new UpstreamStatements(`palisade_${ctx.id}_`)
   }
 
   /** Names of the upstream statements still open (closed before the session is released). */
   get upstreamStatements(): string[] {
-    return [...this.#statements.values()].map((p) => p.upstreamName)
+    return this.#upstream.names
   }
 
   /** After an error, messages are ignored until Sync, as PostgreSQL does. */
@@ -99,26 +103,41 @@ export class ExtendedProtocol {
     }
     const statement = this.#rewriteOne(sql, session, started)
     if (statement === null) return
-    const old = this.#statements.get(name)
-    const prepared: Prepared = {
-      upstreamName: this.#nextName(),
-      originalSql: sql,
-      statement,
-      types,
-      session,
-    }
+    const prepared: Prepared = { upstreamName: '', originalSql: sql, statement, types, session }
     this.#statements.set(name, prepared)
+    this.#prepareUpstream(prepared, () => {
+      if (this.#statements.get(name) === prepared) this.#statements.delete(name)
+    })
+  }
+
+  /**
+   * Points a client statement at the upstream statement for its SQL: an existing one (the
+   * ParseComplete is answered here) or a new one (Parse sent upstream; `onRefused` runs when the
+   * upstream refuses it). `swallow` hides the answer: a re-prepare the client never asked for.
+   */
+  #prepareUpstream(prepared: Prepared, onRefused: () => void, swallow = false): void {
+    const { name, prepare } = this.#upstream.acquire(prepared.statement?.sql ?? '', prepared.types)
+    prepared.upstreamName = name
+    if (!prepare) {
+      if (!swallow) this.#ctx.relay.local(parseComplete())
+      return
+    }
     this.#ctx.relay.send(
-      serialize.parse({ name: prepared.upstreamName, text: statement?.sql ?? '', types }),
+      serialize.parse({ name, text: prepared.statement?.sql ?? '', types: prepared.types }),
       {
         terminals: '1',
-        originalSql: sql,
+        swallow,
+        originalSql: prepared.originalSql,
         onDone: (error) => {
-          if (error && this.#statements.get(name) === prepared) this.#statements.delete(name)
+          if (!error) return
+          this.#upstream.forget(name)
+          onRefused()
         },
       },
     )
-    if (old) this.#closeUpstream(old.upstreamName)
+    const inUse = (upstream: string) =>
+      [...this.#statements.values()].some((p) => p.upstreamName === upstream)
+    for (const evicted of this.#upstream.evict(inUse)) this.#closeUpstream(evicted)
   }
 
   /** Rewrites one statement; on rejection audits it, queues the error and returns null. */
@@ -151,10 +170,6 @@ export class ExtendedProtocol {
     }
   }
 
-  #nextName(): string {
-    return `palisade_${this.#ctx.id}_${++this.#counter}`
-  }
-
   #closeUpstream(upstreamName: string): void {
     this.#ctx.relay.send(serialize.close({ type: 'S', name: upstreamName }), {
       terminals: '3',
@@ -181,20 +196,10 @@ export class ExtendedProtocol {
     if (prepared.session === session) return prepared
     const statement = this.#rewriteOne(prepared.originalSql, session, started)
     if (statement === null) return null
-    const old = prepared.upstreamName
-    prepared.upstreamName = this.#nextName()
     prepared.statement = statement
     prepared.session = session
     // Transparent: the client never asked for this Parse, so its ParseComplete is not relayed.
-    this.#ctx.relay.send(
-      serialize.parse({
-        name: prepared.upstreamName,
-        text: statement?.sql ?? '',
-        types: prepared.types,
-      }),
-      { terminals: '1', swallow: true, originalSql: prepared.originalSql },
-    )
-    this.#closeUpstream(old)
+    this.#prepareUpstream(prepared, () => {}, true)
     return prepared
   }
 
@@ -270,16 +275,10 @@ export class ExtendedProtocol {
     const name = reader.cstring()
     if (this.#ignoring) return
     if (type === 'S') {
-      const prepared = this.#statements.get(name)
+      // The upstream statement stays for the next client statement with the same SQL; closing
+      // one that does not exist is not an error in PostgreSQL either.
       this.#statements.delete(name)
-      if (!prepared) {
-        // Closing a statement that does not exist is not an error in PostgreSQL.
-        this.#ctx.relay.local(closeComplete())
-        return
-      }
-      this.#ctx.relay.send(serialize.close({ type: 'S', name: prepared.upstreamName }), {
-        terminals: '3',
-      })
+      this.#ctx.relay.local(closeComplete())
     } else if (type === 'P') {
       this.#portals.delete(name)
       this.#ctx.relay.send(serialize.close({ type: 'P', name }), { terminals: '3' })
@@ -289,10 +288,9 @@ export class ExtendedProtocol {
   }
 
   /**
-   * SQL-level `DEALLOCATE [PREPARE] name | ALL` (simple query) is handled by the proxy: client
-   * names map to upstream names, and `ALL` must not touch other clients' statements on a shared
-   * backend. Queues the upstream Close messages and the CommandComplete; throws 26000 when the
-   * name is unknown.
+   * SQL-level `DEALLOCATE [PREPARE] name | ALL` (simple query) is handled by the proxy: it
+   * forgets the client's names (`ALL` must not touch other clients' statements on a shared
+   * backend) and queues the CommandComplete; throws 26000 when the name is unknown.
    */
   deallocate(originalSql: string): void {
     const match = /^\s*deallocate\s+(?:prepare\s+)?(?:"((?:[^"]|"")*)"|([^\s;]+))/i.exec(
@@ -300,10 +298,8 @@ export class ExtendedProtocol {
     )
     const quoted = match?.[1]
     const bare = match?.[2]
-    let names: string[]
     let tag = 'DEALLOCATE'
     if (quoted === undefined && bare?.toLowerCase() === 'all') {
-      names = this.upstreamStatements
       this.#statements.clear()
       tag = 'DEALLOCATE ALL'
     } else {
@@ -316,10 +312,8 @@ export class ExtendedProtocol {
         )
       }
       this.#statements.delete(name)
-      names = [prepared.upstreamName]
     }
-    for (const name of names) this.#closeUpstream(name)
-    this.#ctx.relay.send(serialize.sync(), { terminals: 'Z', swallow: true })
+    // Upstream statements stay cached for this connection (upstream-statements.ts).
     this.#ctx.relay.local(commandComplete(tag))
   }
 }

@@ -17,6 +17,8 @@ export class PostgresSession implements UpstreamSession {
   readonly #onRelease: (session: PostgresSession) => void
   #queue = new FrameQueue()
   readonly #splitter = new FrameSplitter()
+  /** Messages sent since the last read: written together, in one system call. */
+  #outgoing: Uint8Array[] = []
   #alive = true
   #status = 'I'
 
@@ -60,12 +62,28 @@ export class PostgresSession implements UpstreamSession {
     this.#backend.socket.destroy()
   }
 
+  /**
+   * Queues messages for the upstream. They are written when the answer is read: an extended
+   * query's Parse, Bind, Describe, Execute and Sync leave in one write instead of five (each
+   * write is a system call and a packet on a no-delay socket).
+   */
   send(frames: Uint8Array): void {
-    if (this.#alive) this.#backend.socket.write(frames)
+    if (this.#alive) this.#outgoing.push(frames)
   }
 
   read(): Promise<BackendFrame[]> {
+    this.#writeOutgoing()
     return this.#queue.read()
+  }
+
+  #writeOutgoing(): void {
+    const outgoing = this.#outgoing
+    if (outgoing.length === 0) return
+    this.#outgoing = []
+    if (!this.#alive) return
+    this.#backend.socket.write(
+      outgoing.length === 1 ? (outgoing[0] as Uint8Array) : Buffer.concat(outgoing),
+    )
   }
 
   async cancel(): Promise<void> {
@@ -85,6 +103,8 @@ export class PostgresSession implements UpstreamSession {
   async clean(): Promise<boolean> {
     if (!this.#alive) return false
     this.#queue.clear()
+    // Whatever the last client left unsent is dropped: the reset starts from a clean slate.
+    this.#outgoing = []
     const rollback = this.#status === 'I' ? '' : 'ROLLBACK; '
     // The leading Sync ends an extended-protocol batch the client may have left half-sent.
     this.send(

@@ -13,9 +13,12 @@ export interface UpstreamSession {
   readonly parameters: ReadonlyMap<string, string>
   /** False once the connection is gone; the client then gets FATAL 08006. */
   readonly alive: boolean
-  /** Queues frontend messages (complete frames) for the upstream. */
+  /** Queues frontend messages (complete frames) for the upstream; `read` sends what is queued. */
   send(frames: Uint8Array): void
-  /** Resolves with the next backend frames; rejects when the upstream connection is lost. */
+  /**
+   * Sends the queued messages, then resolves with the next backend frames; rejects when the
+   * upstream connection is lost.
+   */
   read(): Promise<BackendFrame[]>
   /** Asks the upstream to cancel the statement in progress (CancelRequest). */
   cancel(): Promise<void>
