@@ -18,6 +18,8 @@ export interface DataPlaneConfig {
   idleTimeoutMs: number
   /** Largest client message (default 64 MiB); a longer one ends the connection with 54000. */
   maxMessageBytes: number
+  /** On shutdown, how long statements in progress may finish (default 10 s). */
+  shutdownGraceMs: number
 }
 
 /** The defaults of admin-api 17.1. */
@@ -29,6 +31,7 @@ export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   maxConnections: 1000,
   idleTimeoutMs: 15 * 60_000,
   maxMessageBytes: 64 * 1024 * 1024,
+  shutdownGraceMs: 10_000,
 }
 
 /**

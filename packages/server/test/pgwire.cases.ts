@@ -245,6 +245,70 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
       expect((await unnamed()).rows).toEqual([{ n: 2 }])
     })
 
+    it('applies every kind of change to an open connection, in both protocols', async () => {
+      const { store, shop } = h
+      const admin = shop.admin.id
+      const alice = await h.connect('alice')
+      // Simple protocol and a named prepared statement (extended, re-prepared on change).
+      const counts = async () => {
+        const simple = (await alice.query('SELECT count(*)::int AS n FROM customers')).rows[0]?.n
+        const prepared = (
+          await alice.query({
+            name: 'live-changes',
+            text: 'SELECT count(*)::int AS n FROM customers WHERE id > $1',
+            values: [0],
+          })
+        ).rows[0]?.n
+        return [simple, prepared]
+      }
+      expect(await counts()).toEqual([2, 2])
+      const policy = shop.policies.customers
+      // Policy disabled, then enabled again.
+      const disabled = await store.policies.update(
+        policy.id,
+        { version: policy.version, is_enabled: false },
+        admin,
+      )
+      expect(await counts()).toEqual([3, 3])
+      shop.policies.customers = await store.policies.update(
+        policy.id,
+        { version: disabled.version, is_enabled: true },
+        admin,
+      )
+      expect(await counts()).toEqual([2, 2])
+      // Attribute change: alice moves to the other tenant.
+      await store.users.update(shop.alice.id, { attributes: { tenant: 'globex' } }, admin)
+      expect(await counts()).toEqual([1, 1])
+      await store.users.update(shop.alice.id, { attributes: { tenant: 'acme' } }, admin)
+      expect(await counts()).toEqual([2, 2])
+      // A role's policy: applies through membership, stops with deactivation and removal.
+      const role = await store.roles.create({ name: `auditors_${Date.now()}` }, admin)
+      const onlyOne = await store.policies.create(
+        {
+          name: `only-ann-${Date.now()}`,
+          policy_type: 'row_filter',
+          targets: [{ schemas: ['public'], tables: ['customers'] }],
+          filter_expression: 'id = 1',
+        },
+        admin,
+      )
+      await store.assignments.assign(
+        shop.datasourceId,
+        { policy_id: onlyOne.id, scope: 'role', role_id: role.id },
+        admin,
+      )
+      await store.roles.addMembers(role.id, { user_ids: [shop.alice.id] }, admin)
+      expect(await counts()).toEqual([1, 1])
+      await store.roles.update(role.id, { is_active: false }, admin)
+      expect(await counts()).toEqual([2, 2])
+      await store.roles.update(role.id, { is_active: true }, admin)
+      expect(await counts()).toEqual([1, 1])
+      await store.roles.removeMember(role.id, shop.alice.id, admin)
+      expect(await counts()).toEqual([2, 2])
+      await store.policies.delete(onlyOne.id, admin)
+      await store.roles.delete(role.id, admin)
+    })
+
     it('survives malformed messages, answering 08P01 and serving other clients', async () => {
       const garbage = await rawExchange(h.plane.port, [Buffer.from([0, 0, 0, 8, 1, 2, 3, 4])])
       expect(errorCode(garbage)).toBe('08P01')

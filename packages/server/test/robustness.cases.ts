@@ -136,6 +136,29 @@ export function runRobustnessCases(name: string, makeHarness: MakeHarness): void
     }, 60_000)
   })
 
+  describe(`shutdown over ${name}`, () => {
+    it('lets a statement in progress finish and be audited, then ends every connection with 57P01', async () => {
+      const own = await makeHarness({ plane: { shutdownGraceMs: 20_000 } })
+      try {
+        const marker = `draining_${Date.now()}`
+        const idle = await own.connect('alice')
+        const idleEnded = new Promise<unknown>((resolve) => idle.once('error', resolve))
+        const busy = await own.connect('alice')
+        const running = busy.query(
+          `SELECT count(*)::int AS ${marker} FROM generate_series(1, 2000000) g`,
+        )
+        await new Promise((r) => setTimeout(r, 50))
+        const closing = own.plane.close()
+        expect((await running).rows).toEqual([{ [marker]: 2000000 }])
+        expect(await idleEnded).toMatchObject({ code: '57P01' })
+        await closing
+        expect(await auditedWith(own, marker)).toMatchObject([{ status: 'success' }])
+      } finally {
+        await own.close()
+      }
+    })
+  })
+
   describe(`connection limits over ${name}`, () => {
     it('closes an idle connection with 57P05 and refuses connections beyond the limit with 53300', async () => {
       const limited = await makeHarness({ plane: { idleTimeoutMs: 300, maxConnections: 2 } })

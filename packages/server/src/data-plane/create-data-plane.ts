@@ -68,6 +68,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       maxMessageBytes: config.maxMessageBytes,
       idleTimeoutMs: config.idleTimeoutMs,
       maxConnections: config.maxConnections,
+      shutdownGraceMs: config.shutdownGraceMs,
       services: {
         backend,
         sessions,
@@ -89,8 +90,9 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       return sessions.size
     },
     async close() {
-      sessions.close()
+      // Connections first: statements in progress finish (and are audited) before sessions go.
       await listener.close()
+      sessions.close()
       await upstreams.close()
     },
   }
@@ -106,5 +108,6 @@ function definedOnly(options: Partial<DataPlaneConfig>): Partial<DataPlaneConfig
   if (options.maxConnections !== undefined) out.maxConnections = options.maxConnections
   if (options.idleTimeoutMs !== undefined) out.idleTimeoutMs = options.idleTimeoutMs
   if (options.maxMessageBytes !== undefined) out.maxMessageBytes = options.maxMessageBytes
+  if (options.shutdownGraceMs !== undefined) out.shutdownGraceMs = options.shutdownGraceMs
   return out
 }

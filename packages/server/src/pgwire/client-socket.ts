@@ -35,6 +35,17 @@ export interface ClientSocketOptions {
   refuse?: WireError | undefined
 }
 
+/** What the listener can do with a served connection. */
+export interface ServedClient {
+  /**
+   * Ends the connection with FATAL 57P01 once the message in progress (if any) is answered:
+   * an in-flight query completes and is audited, nothing new starts.
+   */
+  shutdown(): void
+  /** Resolves when the socket has closed. */
+  readonly closed: Promise<void>
+}
+
 /** Output is sent once this much is buffered, and reading pauses with this much unread. */
 const HIGH_WATER = 64 * 1024
 const MAX_UNREAD = 1024 * 1024
@@ -50,12 +61,14 @@ export function serveClient(
   socket: Socket,
   handler: MessageHandler,
   options: ClientSocketOptions,
-): void {
+): ServedClient {
   const reader = new ClientFrameReader(options.maxMessageBytes)
   let stream: Socket = socket
   let tls = false
   let busy = false
   let ended = false
+  let shuttingDown = false
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
   let out: Buffer[] = []
   let outSize = 0
 
@@ -156,11 +169,13 @@ export function serveClient(
     busy = true
     try {
       for (;;) {
+        if (shuttingDown) return fail(adminShutdown())
         const message = reader.next()
         if (!message) break
         await handle(message)
         if (ended) return
       }
+      if (shuttingDown) return fail(adminShutdown())
       flush()
       if (stream.isPaused()) stream.resume()
     } catch (error) {
@@ -181,6 +196,13 @@ export function serveClient(
   socket.on('close', () => {
     ended = true
   })
+  const served: ServedClient = {
+    shutdown() {
+      shuttingDown = true
+      if (!busy && !ended) fail(adminShutdown())
+    },
+    closed,
+  }
   // TLS traffic passes through the raw socket, so its inactivity timer covers both.
   if (options.idleTimeoutMs > 0) {
     socket.setTimeout(options.idleTimeoutMs, () => {
@@ -193,6 +215,14 @@ export function serveClient(
       )
     })
   }
+  return served
+}
+
+function adminShutdown(): WireError {
+  return WireError.fatal(
+    WireSqlState.AdminShutdown,
+    'terminating connection due to administrator command',
+  )
 }
 
 function internalError() {

@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import { createSecureContext } from 'node:tls'
-import { serveClient } from './client-socket.js'
+import { type ServedClient, serveClient } from './client-socket.js'
 import { ConnectionHandler, type ConnectionServices } from './connection-handler.js'
 import { WireError, WireSqlState } from './wire-error.js'
 
@@ -16,6 +16,8 @@ export interface ListenerOptions {
   idleTimeoutMs: number
   /** Connections beyond this many are refused at startup (53300). */
   maxConnections: number
+  /** On close, how long in-flight statements may run before their connections are cut. */
+  shutdownGraceMs: number
   services: ConnectionServices
 }
 
@@ -24,13 +26,16 @@ export interface Listener {
   readonly server: Server
   /** The bound port (useful with port 0). */
   readonly port: number
-  /** Stops accepting, closes open connections and waits for their cleanup. */
+  /**
+   * Stops accepting, lets each statement in progress finish (up to the grace period), ends every
+   * connection with FATAL 57P01 and waits for their cleanup.
+   */
   close(): Promise<void>
 }
 
 /** Starts the pgwire listener: one `ConnectionHandler` per socket, driven by `serveClient`. */
 export async function startListener(options: ListenerOptions): Promise<Listener> {
-  const sockets = new Map<Socket, ConnectionHandler>()
+  const sockets = new Map<Socket, { handler: ConnectionHandler; client: ServedClient }>()
   const secureContext = options.tls
     ? createSecureContext({ cert: options.tls.cert, key: options.tls.key })
     : undefined
@@ -43,18 +48,18 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     socket.setNoDelay(true)
     const handler = new ConnectionHandler(options.services)
     const refuse = sockets.size >= options.maxConnections ? tooMany : undefined
-    sockets.set(socket, handler)
     socket.on('error', () => {})
     socket.on('close', () => {
       sockets.delete(socket)
       void handler.close()
     })
-    serveClient(socket, handler, {
+    const client = serveClient(socket, handler, {
       secureContext,
       maxMessageBytes: options.maxMessageBytes,
       idleTimeoutMs: options.idleTimeoutMs,
       refuse,
     })
+    sockets.set(socket, { handler, client })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -70,9 +75,16 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     port,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      const handlers = [...sockets.entries()]
-      for (const [socket] of handlers) socket.destroy()
-      await Promise.all(handlers.map(([, h]) => h.close()))
+      const open = [...sockets.entries()]
+      for (const [, { client }] of open) client.shutdown()
+      let timer: NodeJS.Timeout | undefined
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, options.shutdownGraceMs)
+      })
+      await Promise.race([Promise.all(open.map(([, { client }]) => client.closed)), grace])
+      clearTimeout(timer)
+      for (const [socket] of open) socket.destroy()
+      await Promise.all(open.map(([, { handler }]) => handler.close()))
       await closed
     },
   }
