@@ -1,4 +1,7 @@
 import { Deparser } from 'pgsql-deparser'
+import { SqlFormatter } from 'pgsql-deparser/utils/sql-formatter.js'
+// Not re-exported by the package's entry point; the class is plain data plus `spawn`.
+import { DeparserContext } from 'pgsql-deparser/visitors/base.js'
 import { PalisadeError } from '../errors.js'
 import { SqlState } from '../sqlstate.js'
 import type { AstNode } from './node.js'
@@ -20,10 +23,21 @@ const OPTIONS = { pretty: false }
 /** One instance serves every call: a deparser keeps no state between `deparse` calls. */
 const DEPARSER = new FragmentDeparser([] as never, OPTIONS)
 
+/**
+ * The root context of every call, made once: the deparser builds a fresh one per call otherwise,
+ * which showed up in the rewrite's profile. Visitors never modify a context (they `spawn`
+ * children), so sharing the root is safe.
+ */
+const ROOT = new DeparserContext({
+  formatter: new SqlFormatter('\n', '  ', false),
+  prettyMode: false,
+})
+const deparse = (node: AstNode): string => DEPARSER.deparse(node as never, ROOT as never) ?? ''
+
 /** Serializes one statement to compact SQL text; the deparser never mutates its input. */
 export function deparseStatement(stmt: AstNode): string {
   try {
-    return DEPARSER.deparse(stmt as never) ?? ''
+    return deparse(stmt)
   } catch (error) {
     throw new PalisadeError(
       SqlState.FeatureNotSupported,
@@ -37,14 +51,13 @@ export function deparseStatement(stmt: AstNode): string {
 
 /** Deparses a list of select targets once, as one fragment node that prints as `a, b, c`. */
 export function targetListFragment(targets: readonly AstNode[]): AstNode {
-  const sql = targets.map((t) => DEPARSER.deparse(t as never)).join(', ')
+  const sql = targets.map((t) => deparse(t)).join(', ')
   return { PalisadeFragment: { sql } } as unknown as AstNode
 }
 
 /** Deparses an expression once, parenthesized so it composes safely with AND. */
 export function expressionFragment(expression: AstNode): AstNode {
-  const sql = DEPARSER.deparse(expression as never)
-  return { PalisadeFragment: { sql: `(${sql})` } } as unknown as AstNode
+  return { PalisadeFragment: { sql: `(${deparse(expression)})` } } as unknown as AstNode
 }
 
 /** Deparses a whole derived-table body once. */
@@ -54,7 +67,7 @@ export function statementFragment(stmt: AstNode): AstNode {
 
 /** Deparses an expression of Palisade's own tree to text, for assembling a fragment. */
 export function expressionText(expression: AstNode): string {
-  return DEPARSER.deparse(expression as never) ?? ''
+  return deparse(expression)
 }
 
 /**
