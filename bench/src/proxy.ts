@@ -5,9 +5,10 @@
  * (a scratch database is created and dropped), else an embedded PGlite (whose "direct" column is
  * an in-process `db.query`, with no socket: a floor, not a fair peer).
  */
-import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto'
+import { spawn } from 'node:child_process'
+import { pbkdf2Sync, randomBytes } from 'node:crypto'
+import { createInterface } from 'node:readline'
 import { PGlite } from '@electric-sql/pglite'
-import type { SessionInput } from '@palisade/core'
 import pg from 'pg'
 // The bench package does not list @palisade/server; import its build output directly.
 import {
@@ -17,106 +18,11 @@ import {
   PostgresPool,
   type UpstreamProvider,
 } from '../../packages/server/dist/index.js'
+import { benchBackend, PASSWORD, SETUP } from './proxy-fixture.js'
 import { fmt, summarize } from './stats.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
-const PASSWORD = 'bench-Secret-1'
 const ITERATIONS = Number(process.env['BENCH_PROXY_ITERATIONS'] ?? 400)
-
-const SETUP = `
-CREATE TABLE customers (id int PRIMARY KEY, tenant int NOT NULL, name text, email text);
-CREATE TABLE orders (id int PRIMARY KEY, tenant int NOT NULL, customer_id int, amount numeric);
-INSERT INTO customers SELECT g, g % 10, 'name ' || g, 'user' || g || '@example.test'
-  FROM generate_series(1, 1000) g;
-INSERT INTO orders SELECT g, g % 10, 1 + g % 1000, g * 1.5 FROM generate_series(1, 10000) g;
-`
-
-function verifier(password: string) {
-  const salt = randomBytes(16)
-  const salted = pbkdf2Sync(password, salt, 4096, 32, 'sha256')
-  const clientKey = createHmac('sha256', salted).update('Client Key').digest()
-  return {
-    salt: salt.toString('base64'),
-    iterations: 4096,
-    storedKey: createHash('sha256').update(clientKey).digest('base64'),
-    serverKey: createHmac('sha256', salted).update('Server Key').digest('base64'),
-    exists: true,
-  }
-}
-
-const text = (name: string) => ({ name, type: 'text' })
-const int = (name: string) => ({ name, type: 'integer' })
-
-function sessionInput(username: string, withPolicies: boolean): SessionInput {
-  return {
-    user: { id: `u-${username}`, username, roles: [], attributes: { tenant: 3 } },
-    datasource: { id: 'ds-1', name: 'bench', accessMode: 'open' },
-    catalog: {
-      schemas: [
-        {
-          name: 'public',
-          tables: [
-            { name: 'customers', columns: [int('id'), int('tenant'), text('name'), text('email')] },
-            {
-              name: 'orders',
-              columns: [
-                int('id'),
-                int('tenant'),
-                int('customer_id'),
-                { name: 'amount', type: 'numeric' },
-              ],
-            },
-          ],
-        },
-      ],
-    },
-    attributeDefinitions: [{ key: 'tenant', valueType: 'integer', defaultValue: null }],
-    policies: withPolicies
-      ? [
-          {
-            id: 'p-filter',
-            name: 'tenant',
-            version: 1,
-            type: 'row_filter',
-            priority: 100,
-            targets: [{ schemas: ['public'], tables: ['orders', 'customers'] }],
-            filterExpression: 'tenant = {user.tenant}',
-          },
-          {
-            id: 'p-mask',
-            name: 'email',
-            version: 1,
-            type: 'column_mask',
-            priority: 100,
-            targets: [{ schemas: ['public'], tables: ['customers'], columns: ['email'] }],
-            maskExpression: "'***'",
-          },
-        ]
-      : [],
-    epoch: 1,
-  }
-}
-
-/** A backend from hand-written sessions: the bench measures the proxy, not the store. */
-function benchBackend(): DataPlaneBackend {
-  const creds = verifier(PASSWORD)
-  const sessions: Record<string, SessionInput> = {
-    plain: sessionInput('plain', false),
-    alice: sessionInput('alice', true),
-  }
-  return {
-    scramCredentials: async () => creds,
-    buildSession: async (user) => sessions[user] ?? null,
-    rebuildSession: async () => null,
-    upstreamConfig: async () => ({
-      kind: 'pglite',
-      datasourceName: 'bench',
-      statementTimeoutMs: 0,
-    }),
-    audit: () => {},
-    onChange: () => () => {},
-  }
-}
 
 interface Scenario {
   name: string
@@ -165,10 +71,80 @@ async function measure(runners: Runner[], sql: string, params: unknown[] | undef
   return { ...summarize(samples), qps: samples.length / seconds }
 }
 
+/** Median time of the PBKDF2 a SCRAM-SHA-256 client runs once per connection. */
+function scramKeyDerivationMs(): number {
+  const samples: number[] = []
+  for (let i = 0; i < 20; i++) {
+    const t = process.hrtime.bigint()
+    pbkdf2Sync(PASSWORD, randomBytes(16), 4096, 32, 'sha256')
+    samples.push(Number(process.hrtime.bigint() - t) / 1e6)
+  }
+  return summarize(samples).median
+}
+
+/**
+ * RSS of a proxy holding `count` idle client connections: the proxy runs alone in a child
+ * process (idle-proxy.ts) over an embedded PGlite upstream, which has no session limit.
+ */
+async function idleConnections(count: number): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', new URL('./idle-proxy.ts', import.meta.url).pathname],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  )
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
+  const next = async () =>
+    JSON.parse(String((await lines.next()).value)) as { port: number; rss: number }
+  const clients: pg.Client[] = []
+  const open = async (port: number, n: number) => {
+    for (let i = 0; i < n; i += 50) {
+      const batch = Array.from({ length: Math.min(50, n - i) }, () => {
+        const c = new pg.Client({
+          host: '127.0.0.1',
+          port,
+          user: 'alice',
+          password: PASSWORD,
+          database: 'bench',
+        })
+        clients.push(c)
+        return c.connect()
+      })
+      await Promise.all(batch)
+    }
+  }
+  const rss = async () => {
+    child.stdin.write('rss\n')
+    return (await next()).rss
+  }
+  try {
+    const { port } = await next()
+    // The slope between 100 and `count` connections: PGlite's start-up memory, which the
+    // process returns over its first seconds, does not distort it.
+    await open(port, 100)
+    const first = await rss()
+    await open(port, count - 100)
+    await clients[0]?.query('SELECT 1')
+    const held = await rss()
+    const perConnection = (held - first) / (count - 100) / 1024
+    console.log(
+      `${count} idle connections: proxy RSS ${fmt(held / 1024 / 1024, 0)} MB, ` +
+        `${fmt(perConnection, 0)} KB per connection ` +
+        `(${fmt((perConnection * count) / 1024, 0)} MB for ${count}; the rest is Node, PGlite and QuickJS)\n`,
+    )
+  } finally {
+    await Promise.all(clients.map((c) => c.end().catch(() => {})))
+    child.kill()
+  }
+}
+
 /** Inlines the parameter for the simple protocol (the bench's values are integers). */
 const inline = (sql: string, params: unknown[]) => sql.replace('$1', String(params[0]))
 
 export async function run(): Promise<void> {
+  // First, while this process is still small: later runs leave memory the GC may return.
+  await idleConnections(1000)
   let db: PGlite | undefined
   let admin: pg.Client | undefined
   let directConfig: pg.ClientConfig | undefined
@@ -298,6 +274,14 @@ export async function run(): Promise<void> {
         (directConnect
           ? `; direct ${fmt(directConnect.median, 2)} / ${fmt(directConnect.p95, 2)} ms (trust auth)`
           : ''),
+    )
+    // The client derives its SCRAM key (PBKDF2, 4096 rounds) for the proxy; trust auth skips it.
+    const kdf = scramKeyDerivationMs()
+    const proxyOwn = proxyConnect.median - kdf
+    console.log(
+      `client-side SCRAM key derivation: ${fmt(kdf, 2)} ms; proxy connect without it ` +
+        `${fmt(proxyOwn, 2)} ms` +
+        (directConnect ? ` (${fmt(proxyOwn / directConnect.median, 2)}× direct)` : ''),
     )
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})))
