@@ -14,7 +14,6 @@ import pg from 'pg'
 import {
   createDataPlane,
   createPgliteUpstream,
-  type DataPlaneBackend,
   PostgresPool,
   type UpstreamProvider,
 } from '../../packages/server/dist/index.js'
