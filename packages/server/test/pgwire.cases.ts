@@ -148,6 +148,42 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
       expect(row?.original_query).toContain('DELETE FROM orders')
     })
 
+    it('refuses the whole write matrix with 25006 in both protocols, audited and without effect', async () => {
+      const alice = await h.connect('alice', { application_name: 'write-matrix' })
+      const writes = [
+        "INSERT INTO orders VALUES (99, 'acme', 1, 1.00)",
+        'UPDATE orders SET amount = 0',
+        'DELETE FROM orders',
+        'DROP TABLE orders',
+        'CREATE TABLE stolen (id int)',
+        "SET search_path = 'public'",
+        'COPY orders FROM STDIN',
+        "DO 'BEGIN END'",
+        'CALL refresh()',
+        'SELECT * INTO stolen FROM orders',
+        'SELECT * FROM orders FOR UPDATE',
+        'LOCK TABLE orders',
+        'LISTEN changes',
+      ]
+      for (const [i, sql] of writes.entries()) {
+        expect(await failure(alice.query(sql)), sql).toEqual({
+          code: '25006',
+          message: 'Only read-only queries are allowed',
+        })
+        // Extended protocol (a named statement forces Parse): rejected at Parse.
+        expect(await failure(alice.query({ name: `write-${i}`, text: sql })), sql).toMatchObject({
+          code: '25006',
+        })
+      }
+      expect((await alice.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 2 }])
+      const audited = (await h.auditRows()).filter((r) => r.client_info === 'write-matrix')
+      for (const sql of writes) {
+        const rows = audited.filter((r) => r.original_query === sql)
+        expect(rows, sql).toHaveLength(2)
+        for (const row of rows) expect(row.status, sql).toBe('denied')
+      }
+    })
+
     it('runs parameterized queries through the extended protocol', async () => {
       const alice = await h.connect('alice')
       const { rows } = await alice.query('SELECT id FROM orders WHERE amount > $1 ORDER BY id', [
