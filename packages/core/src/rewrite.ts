@@ -9,7 +9,7 @@ import {
 import { deparseStatement } from './ast/deparse.js'
 import type { AstNode, Pg } from './ast/node.js'
 import { parseSql } from './ast/parse.js'
-import { buildDecisionContext, resolveDecision } from './decision/index.js'
+import { buildDecisionContext, decisionRecord, resolveDecision } from './decision/index.js'
 import { UndefinedTableError } from './errors.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
 import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
@@ -161,11 +161,7 @@ function decideQueryPolicies(
           query: facts,
         })
         const result = resolveDecision(binding, ctx, options.onDecisionLog)
-        const decision =
-          result.error === undefined
-            ? { fire: result.fire }
-            : { fire: result.fire, error: result.error }
-        outcomes.set(runtime.policy.id, { fire: result.fire, decision })
+        outcomes.set(runtime.policy.id, { fire: result.fire, decision: decisionRecord(result) })
       }
     }
   }

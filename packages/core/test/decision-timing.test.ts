@@ -63,11 +63,18 @@ describe('decision functions gate policies (spec 2.3, 3)', () => {
     })
     const session = await makeSession(catalog, { policies: [filter] })
     const [statement] = rewrite('SELECT id FROM customers', session).statements
+    // The shape of the query audit's decision record (admin-api.md, policies_applied).
     expect(statement?.policiesApplied).toEqual([
-      expect.objectContaining({
+      {
         policy_id: filter.id,
-        decision: expect.objectContaining({ fire: false }),
-      }),
+        version: filter.version,
+        name: filter.name,
+        decision: {
+          result: { fire: false, fuel_consumed: expect.any(Number), time_us: expect.any(Number) },
+          logs: [],
+          error: null,
+        },
+      },
     ])
     expect(await run(db, session, 'SELECT count(*)::int AS n FROM customers')).toEqual([{ n: 4 }])
   })

@@ -1,4 +1,4 @@
-import type { DecisionBinding } from '../policy/policy.types.js'
+import type { DecisionBinding, DecisionRecord } from '../policy/policy.types.js'
 import type { DecisionContext, DecisionLogEntry, DecisionOutcome } from './decision.types.js'
 import { evaluateDecision } from './evaluate-decision.js'
 
@@ -33,4 +33,19 @@ export function resolveDecision(
   report('error', `decision function failed, ${effect}: ${error}`)
   for (const line of evaluation.logs) report(binding.logLevel === 'info' ? 'info' : 'error', line)
   return { fire, error, evaluation }
+}
+
+/** The audit's record of an outcome; undefined when no evaluation ran (the policy fired). */
+export function decisionRecord(outcome: DecisionOutcome): DecisionRecord | undefined {
+  const evaluation = outcome.evaluation
+  if (!evaluation) return undefined
+  return {
+    result: {
+      fire: outcome.fire,
+      fuel_consumed: evaluation.fuelConsumed,
+      time_us: evaluation.timeUs,
+    },
+    logs: evaluation.logs,
+    error: outcome.error ?? null,
+  }
 }

@@ -47,11 +47,21 @@ export interface EffectivePolicy {
   decision?: DecisionBinding | null
 }
 
+/**
+ * A decision function's run as the query audit records it (admin-api.md, query audit): `fire`
+ * after `on_error`, the fuel and time it used, its captured console lines, and its error.
+ */
+export interface DecisionRecord {
+  result: { fire: boolean; fuel_consumed: number; time_us: number }
+  logs: string[]
+  error: string | null
+}
+
 /** What the audit records for each policy considered by a statement (spec 2.1). */
 export interface AppliedPolicy {
   policy_id: string
   version: number
   name: string
-  /** Present when a decision function gated the policy. */
-  decision?: { fire: boolean; error?: string; cached?: boolean }
+  /** Null when no decision function ran (none attached, disabled, or no module: it fired). */
+  decision: DecisionRecord | null
 }

@@ -1,5 +1,5 @@
 import type { CatalogTable, ColumnAnchor, TableRelationship } from '../catalog.types.js'
-import { buildDecisionContext, resolveDecision } from '../decision/index.js'
+import { buildDecisionContext, decisionRecord, resolveDecision } from '../decision/index.js'
 import { loadCore } from '../load-core.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
 import type { EffectivePolicy } from '../policy/policy.types.js'
@@ -104,9 +104,8 @@ function preparePolicy(
     now: now(),
   })
   const result = resolveDecision(binding, ctx, onLog)
-  const decision =
-    result.error === undefined ? { fire: result.fire } : { fire: result.fire, error: result.error }
-  return new PolicyRuntime(policy, result.fire ? 'fires' : 'skipped', { ...decision, cached: true })
+  // Repeated in the audit of every statement until the session is rebuilt (admin-api 18.20).
+  return new PolicyRuntime(policy, result.fire ? 'fires' : 'skipped', decisionRecord(result))
 }
 
 function bindEnvironment(input: SessionInput): BindEnvironment {

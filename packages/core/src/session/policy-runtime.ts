@@ -1,5 +1,5 @@
 import { AccessRulesError, isPalisadeError } from '../errors.js'
-import type { AppliedPolicy, EffectivePolicy } from '../policy/policy.types.js'
+import type { AppliedPolicy, DecisionRecord, EffectivePolicy } from '../policy/policy.types.js'
 import { type PolicyExpression, parsePolicyExpression } from '../policy/policy-expression.js'
 import { targetsMatchTable } from '../policy/target-pattern.js'
 
@@ -13,7 +13,7 @@ export type PolicyState = 'fires' | 'skipped' | 'query'
 /** Whether a policy fired for one statement, with its decision function result if one ran. */
 export interface PolicyOutcome {
   readonly fire: boolean
-  readonly decision?: { fire: boolean; error?: string; cached?: boolean } | undefined
+  readonly decision?: DecisionRecord | undefined
 }
 
 /** A policy prepared for one session: parsed expressions and its session-time decision. */
@@ -62,13 +62,12 @@ export class PolicyRuntime {
 
   /** The audit record of this policy for one statement. */
   applied(outcome: PolicyOutcome): AppliedPolicy {
-    const entry: AppliedPolicy = {
+    return {
       policy_id: this.policy.id,
       version: this.policy.version,
       name: this.policy.name,
+      decision: outcome.decision ?? null,
     }
-    if (outcome.decision) entry.decision = { ...outcome.decision }
-    return entry
   }
 }
 
