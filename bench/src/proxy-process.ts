@@ -1,17 +1,39 @@
 /**
- * A proxy for bench/proxy's idle-connection measurement, alone in its process: prints
- * `{port, rss}` once listening, and `{port, rss}` again for every line read on stdin.
+ * The proxy of bench/proxy, alone in its process as in a real deployment (the load generator's
+ * clients then do not share its event loop). The upstream comes from `BENCH_PROXY_UPSTREAM`:
+ * `{"kind":"pglite"}` (default, seeded with the bench schema) or a PostgreSQL pool config.
+ * Prints `{port, rss}` once listening and again for every line read on stdin.
  */
 import { createInterface } from 'node:readline'
 import { PGlite } from '@electric-sql/pglite'
-import { createDataPlane, createPgliteUpstream } from '../../packages/server/dist/index.js'
+import {
+  createDataPlane,
+  createPgliteUpstream,
+  PostgresPool,
+  type UpstreamProvider,
+} from '../../packages/server/dist/index.js'
 import { benchBackend, SETUP } from './proxy-fixture.js'
 
-const db = await PGlite.create()
-await db.exec(SETUP)
+const upstream = JSON.parse(process.env['BENCH_PROXY_UPSTREAM'] ?? '{"kind":"pglite"}') as {
+  kind: string
+}
+let factory: () => Promise<UpstreamProvider>
+let db: PGlite | undefined
+if (upstream.kind === 'postgres') {
+  factory = async () => {
+    const pool = new PostgresPool(upstream as ConstructorParameters<typeof PostgresPool>[0])
+    await pool.warm(9)
+    return pool
+  }
+} else {
+  const local = await PGlite.create()
+  await local.exec(SETUP)
+  db = local
+  factory = () => createPgliteUpstream({ db: local })
+}
 const plane = await createDataPlane({
   backend: benchBackend(),
-  upstreamFactory: () => createPgliteUpstream({ db }),
+  upstreamFactory: factory,
   port: 0,
   log: () => {},
   maxConnections: 100_000,
@@ -23,7 +45,8 @@ const report = async () => {
   console.log(JSON.stringify({ port: plane.port, rss: process.memoryUsage().rss }))
 }
 // PGlite returns most of its start-up memory over the first seconds.
-await new Promise((resolve) => setTimeout(resolve, 3000))
+if (db) await new Promise((resolve) => setTimeout(resolve, 3000))
 await report()
 for await (const _ of createInterface({ input: process.stdin })) await report()
 await plane.close()
+await db?.close()

@@ -10,14 +10,7 @@ import { pbkdf2Sync, randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
-// The bench package does not list @palisade/server; import its build output directly.
-import {
-  createDataPlane,
-  createPgliteUpstream,
-  PostgresPool,
-  type UpstreamProvider,
-} from '../../packages/server/dist/index.js'
-import { benchBackend, PASSWORD, SETUP } from './proxy-fixture.js'
+import { PASSWORD, SETUP } from './proxy-fixture.js'
 import { fmt, summarize } from './stats.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
@@ -81,21 +74,38 @@ function scramKeyDerivationMs(): number {
   return summarize(samples).median
 }
 
-/**
- * RSS of a proxy holding `count` idle client connections: the proxy runs alone in a child
- * process (idle-proxy.ts) over an embedded PGlite upstream, which has no session limit.
- */
-async function idleConnections(count: number): Promise<void> {
+/** A proxy in its own process (proxy-process.ts): its port, its RSS on demand, and a stop. */
+async function startProxyProcess(upstream: Record<string, unknown>) {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', new URL('./idle-proxy.ts', import.meta.url).pathname],
+    ['--expose-gc', '--import', 'tsx', new URL('./proxy-process.ts', import.meta.url).pathname],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_PROXY_UPSTREAM: JSON.stringify(upstream) },
     },
   )
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
   const next = async () =>
     JSON.parse(String((await lines.next()).value)) as { port: number; rss: number }
+  const { port } = await next()
+  return {
+    port,
+    async rss() {
+      child.stdin.write('rss\n')
+      return (await next()).rss
+    },
+    stop() {
+      child.kill()
+    },
+  }
+}
+
+/**
+ * RSS of a proxy holding `count` idle client connections: the proxy runs alone in a child
+ * process over an embedded PGlite upstream, which has no session limit.
+ */
+async function idleConnections(count: number): Promise<void> {
+  const proxy = await startProxyProcess({ kind: 'pglite' })
   const clients: pg.Client[] = []
   const open = async (port: number, n: number) => {
     for (let i = 0; i < n; i += 50) {
@@ -113,19 +123,15 @@ async function idleConnections(count: number): Promise<void> {
       await Promise.all(batch)
     }
   }
-  const rss = async () => {
-    child.stdin.write('rss\n')
-    return (await next()).rss
-  }
+  const { port } = proxy
   try {
-    const { port } = await next()
     // The slope between 100 and `count` connections: PGlite's start-up memory, which the
     // process returns over its first seconds, does not distort it.
     await open(port, 100)
-    const first = await rss()
+    const first = await proxy.rss()
     await open(port, count - 100)
     await clients[0]?.query('SELECT 1')
-    const held = await rss()
+    const held = await proxy.rss()
     const perConnection = (held - first) / (count - 100) / 1024
     console.log(
       `${count} idle connections: proxy RSS ${fmt(held / 1024 / 1024, 0)} MB, ` +
@@ -134,7 +140,7 @@ async function idleConnections(count: number): Promise<void> {
     )
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})))
-    child.kill()
+    proxy.stop()
   }
 }
 
@@ -148,7 +154,7 @@ export async function run(): Promise<void> {
   let admin: pg.Client | undefined
   let directConfig: pg.ClientConfig | undefined
   let dbName = ''
-  let factory: () => Promise<UpstreamProvider>
+  let upstream: Record<string, unknown> = { kind: 'pglite' }
   if (pgUrl) {
     const url = new URL(pgUrl)
     dbName = `palisade_bench_${process.pid}`
@@ -160,34 +166,24 @@ export async function run(): Promise<void> {
     await seed.connect()
     await seed.query(SETUP)
     await seed.end()
-    factory = async () => {
-      const pool = new PostgresPool({
-        kind: 'postgres',
-        datasourceName: 'bench',
-        host: url.hostname,
-        port: Number(url.port || 5432),
-        database: dbName,
-        user: decodeURIComponent(url.username || 'postgres'),
-        password: url.password ? decodeURIComponent(url.password) : null,
-        sslmode: 'disable',
-        statementTimeoutMs: 0,
-        poolSize: 16,
-      })
-      await pool.warm(9)
-      return pool
+    upstream = {
+      kind: 'postgres',
+      datasourceName: 'bench',
+      host: url.hostname,
+      port: Number(url.port || 5432),
+      database: dbName,
+      user: decodeURIComponent(url.username || 'postgres'),
+      password: url.password ? decodeURIComponent(url.password) : null,
+      sslmode: 'disable',
+      statementTimeoutMs: 0,
+      poolSize: 16,
     }
   } else {
     db = await PGlite.create()
     await db.exec(SETUP)
-    const shared = db
-    factory = () => createPgliteUpstream({ db: shared })
   }
-  const plane = await createDataPlane({
-    backend: benchBackend(),
-    upstreamFactory: factory,
-    port: 0,
-    log: () => {},
-  })
+  // The proxy runs in its own process, as deployed: the clients below do not share its thread.
+  const plane = await startProxyProcess(upstream)
   const proxyConfig = (user: string): pg.ClientConfig => ({
     host: '127.0.0.1',
     port: plane.port,
@@ -284,7 +280,7 @@ export async function run(): Promise<void> {
     )
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})))
-    await plane.close()
+    plane.stop()
     await db?.close()
     if (admin) {
       await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
