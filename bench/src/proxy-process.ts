@@ -48,5 +48,7 @@ const report = async () => {
 if (db) await new Promise((resolve) => setTimeout(resolve, 3000))
 await report()
 for await (const _ of createInterface({ input: process.stdin })) await report()
+// stdin closed: stop, and exit normally (so --cpu-prof writes its profile).
 await plane.close()
 await db?.close()
+process.exit(0)

@@ -78,7 +78,13 @@ function scramKeyDerivationMs(): number {
 async function startProxyProcess(upstream: Record<string, unknown>) {
   const child = spawn(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', new URL('./proxy-process.ts', import.meta.url).pathname],
+    [
+      '--expose-gc',
+      ...(process.env['BENCH_PROXY_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
+      '--import',
+      'tsx',
+      new URL('./proxy-process.ts', import.meta.url).pathname,
+    ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { ...process.env, BENCH_PROXY_UPSTREAM: JSON.stringify(upstream) },
@@ -94,8 +100,13 @@ async function startProxyProcess(upstream: Record<string, unknown>) {
       child.stdin.write('rss\n')
       return (await next()).rss
     },
-    stop() {
-      child.kill()
+    /** Ends the proxy process (closing stdin lets it exit normally), killing it if it hangs. */
+    async stop() {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+      child.stdin.end()
+      const timer = setTimeout(() => child.kill(), 5000)
+      await exited
+      clearTimeout(timer)
     },
   }
 }
@@ -140,7 +151,7 @@ async function idleConnections(count: number): Promise<void> {
     )
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})))
-    proxy.stop()
+    await proxy.stop()
   }
 }
 
@@ -280,7 +291,7 @@ export async function run(): Promise<void> {
     )
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})))
-    plane.stop()
+    await plane.stop()
     await db?.close()
     if (admin) {
       await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
