@@ -126,11 +126,16 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     expect(texts).toEqual([])
   })
 
-  it('reports no row counts: reltuples and relpages describe rows a filter hides', async () => {
+  it('reports no row counts, and counts only visible columns and checks', async () => {
     const [row] = await q(
-      "SELECT reltuples, relpages FROM pg_class WHERE relname IN ('customers') ",
+      "SELECT reltuples, relpages, relnatts, relchecks FROM pg_class WHERE relname IN ('customers') ",
     )
-    expect(row).toEqual({ reltuples: -1, relpages: 0 })
+    // customers has 6 columns and one check constraint, both involving the denied ssn.
+    expect(row).toEqual({ reltuples: -1, relpages: 0, relnatts: 5, relchecks: 0 })
+    const [orders] = await q(
+      "SELECT relnatts, relchecks FROM pg_class WHERE oid = 'public.orders'::regclass",
+    )
+    expect(orders).toEqual({ relnatts: 7, relchecks: 1 })
   })
 
   it('answers OID probes of hidden objects with NULL, whatever the function or cast', async () => {

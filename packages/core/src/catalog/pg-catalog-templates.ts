@@ -148,6 +148,7 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
       NULL::pg_catalog.aclitem[] AS nspacl
     FROM pg_catalog.pg_namespace x WHERE x.oid IN (SELECT n.oid FROM palisade.ns n)`,
   // Row counts and page counts of a table describe rows a filter hides: reported as unknown.
+  // Column and check-constraint counts of a user table count only what the user sees.
   pg_class: replacing(
     'pg_class',
     {
@@ -156,6 +157,13 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
       relallvisible: '0',
       relallfrozen: '0',
       relacl: 'NULL::pg_catalog.aclitem[]',
+      relnatts: `CASE WHEN x.oid IN (SELECT r.oid FROM palisade.rel r)
+        THEN (SELECT pg_catalog.count(*) FROM palisade.att v WHERE v.attrelid = x.oid)::pg_catalog.int2
+        ELSE x.relnatts END`,
+      relchecks: `CASE WHEN x.oid IN (SELECT r.oid FROM palisade.rel r)
+        THEN (SELECT pg_catalog.count(*) FROM palisade.con c JOIN pg_catalog.pg_constraint k
+          ON k.oid = c.oid WHERE k.conrelid = x.oid AND k.contype = 'c')::pg_catalog.int2
+        ELSE x.relchecks END`,
     },
     `x.relnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
       OR x.oid IN (SELECT r.oid FROM palisade.rel r)
