@@ -176,6 +176,15 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     expect(row).toEqual({ own: "(status <> ''::text)", other: null })
   })
 
+  it('lists no type that only a hidden column uses, nor its labels', async () => {
+    expect(await q("SELECT typname FROM pg_type WHERE typname = 'clearance'")).toEqual([])
+    expect(await q("SELECT enumlabel FROM pg_enum WHERE enumlabel LIKE 'codename%'")).toEqual([])
+    // Types of visible columns, and built-in ones, are still there.
+    expect(
+      await q("SELECT typname FROM pg_type WHERE typname IN ('int4', 'customers')"),
+    ).toHaveLength(2)
+  })
+
   it('has no hidden table in pg_type, pg_tables or any name list', async () => {
     const names = await q<{ name: string }>(
       `SELECT typname::text AS name FROM pg_type

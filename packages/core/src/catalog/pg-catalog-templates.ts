@@ -72,17 +72,24 @@ const SETS = {
       JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
       WHERE p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND p.objid = ad.oid
         AND p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass)`,
+  /** Types of visible columns. */
+  col_typ: `SELECT a.atttypid AS oid FROM pg_catalog.pg_attribute a
+    JOIN palisade.att v ON v.attrelid = a.attrelid AND v.attnum = a.attnum`,
   /**
-   * Types: built in, row types of visible relations, and other types of visible schemas,
-   * except arrays of a hidden relation's row type (`_secrets` would name the table).
+   * Types: built in, the row types of visible relations and their arrays, and the types of
+   * visible columns with their element and base types. A type only a hidden column uses (an
+   * enum whose labels would tell its values, say) is not listed.
    */
   typ: `SELECT t.oid FROM pg_catalog.pg_type t
-    WHERE (t.typnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
-        OR t.typrelid IN (SELECT r.oid FROM palisade.rel r)
-        OR (t.typrelid = 0 AND t.typnamespace IN (SELECT n.oid FROM palisade.ns n)))
-      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_type e WHERE e.oid = t.typelem AND e.typrelid <> 0
-        AND e.typnamespace NOT IN (SELECT s.oid FROM palisade.sys_ns s)
-        AND e.typrelid NOT IN (SELECT r.oid FROM palisade.rel r))`,
+    WHERE t.typnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
+      OR t.typrelid IN (SELECT r.oid FROM palisade.rel r)
+      OR t.typelem IN (SELECT c.reltype FROM pg_catalog.pg_class c
+        WHERE c.oid IN (SELECT r.oid FROM palisade.rel r))
+      OR t.oid IN (SELECT c.oid FROM palisade.col_typ c)
+      OR t.oid IN (SELECT e.typelem FROM pg_catalog.pg_type e
+        WHERE e.oid IN (SELECT c.oid FROM palisade.col_typ c))
+      OR t.oid IN (SELECT d.typbasetype FROM pg_catalog.pg_type d
+        WHERE d.oid IN (SELECT c.oid FROM palisade.col_typ c))`,
   /** Expression trees `pg_get_expr` may print, with the relation each belongs to. */
   expr: `SELECT d.adrelid AS rel, d.adbin::pg_catalog.text AS expr FROM palisade.pg_attrdef d
     UNION ALL SELECT c.conrelid, c.conbin::pg_catalog.text FROM palisade.pg_constraint c
