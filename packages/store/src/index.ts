@@ -19,8 +19,12 @@ export type {
   SaveSchemaInput,
   SaveTableInput,
 } from './catalog-service.js'
-export { catalogIds } from './catalog-service.js'
-export type { CatalogSyncReport, UpstreamCatalogSnapshot } from './catalog-sync.js'
+export { catalogIds, exposedOf } from './catalog-service.js'
+export type {
+  CatalogSyncReport,
+  UpstreamCatalogSnapshot,
+  UpstreamColumn,
+} from './catalog-sync.js'
 export type {
   ChangeEvent,
   ChangeFeedEvent,

@@ -1,5 +1,5 @@
-import { type Catalog, type FilterColumnResolution, filterCoverage } from '@palisade/core'
-import type { CatalogView } from '@palisade/store'
+import { type FilterColumnResolution, filterCoverage } from '@palisade/core'
+import { exposedOf } from '@palisade/store'
 import type { AdminDeps } from './env.js'
 
 /** One table of an anchor-coverage report (admin-api 11.2). */
@@ -10,26 +10,6 @@ export interface CoverageEntry {
   schema_upstream: string
   table: string
   verdicts: Record<string, unknown>[]
-}
-
-/** The exposed part of a stored catalog view (admin-api 7, exposure rule). */
-function exposedOf(view: CatalogView): Catalog {
-  return {
-    schemas: view.schemas
-      .filter((s) => s.is_selected)
-      .map((s) => ({
-        name: s.schema_name,
-        alias: s.schema_alias || null,
-        tables: s.tables
-          .filter((t) => t.is_selected)
-          .map((t) => ({
-            name: t.table_name,
-            columns: t.columns
-              .filter((c) => c.is_selected)
-              .map((c) => ({ name: c.column_name, type: c.data_type })),
-          })),
-      })),
-  }
 }
 
 function verdictOf(r: FilterColumnResolution): Record<string, unknown> {

@@ -1,8 +1,8 @@
-import type { SaveSchemaInput } from '@palisade/store'
+import type { SaveSchemaInput, UpstreamColumn } from '@palisade/store'
 import type { DiscoveryJobControl } from './discovery-jobs.js'
 import type { AdminDeps } from './env.js'
 import type { DiscoverRequest } from './schemas/discovery.js'
-import { readColumns, readSchemas, readTables, type UpstreamColumn } from './upstream-catalog.js'
+import { readColumns, readSchemas, readTables } from './upstream-catalog.js'
 import { DISCOVERY_TIMEOUTS, openUpstreamReader, type UpstreamReader } from './upstream-reader.js'
 
 type Work = (control: DiscoveryJobControl) => Promise<unknown>

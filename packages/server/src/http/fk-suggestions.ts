@@ -1,21 +1,14 @@
+import type { Relationship } from '@palisade/store'
 import { ApiError } from './api-error.js'
 import type { AdminDeps } from './env.js'
 import { readForeignKeys, type UpstreamForeignKey } from './upstream-catalog.js'
 import { openUpstreamReader } from './upstream-reader.js'
 
-/** One entry of `GET /datasources/{id}/fk-suggestions` (admin-api 11.2). */
-export interface FkSuggestion {
-  child_table_id: string
-  child_schema_name: string
-  child_table_name: string
-  child_column_name: string
-  parent_table_id: string
-  parent_schema_name: string
-  parent_table_name: string
-  parent_column_name: string
-  constraint_name: string
-  already_added: boolean
-}
+/** One entry of `GET /datasources/{id}/fk-suggestions` (admin-api 11.2): a relationship's ends. */
+export type FkSuggestion = Omit<
+  Relationship,
+  'id' | 'data_source_id' | 'created_by' | 'created_at'
+> & { constraint_name: string; already_added: boolean }
 
 /** A synchronous admin request: give up sooner than a background job would. */
 const TIMEOUTS = { connectMs: 10_000, statementMs: 60_000 }

@@ -1,4 +1,5 @@
 import type { TableKind } from '@palisade/core'
+import type { UpstreamColumn } from '@palisade/store'
 import type { UpstreamReader } from './upstream-reader.js'
 
 /** One upstream table, view or materialized view. */
@@ -6,17 +7,6 @@ export interface UpstreamTable {
   schema_name: string
   table_name: string
   table_type: TableKind
-}
-
-/** One upstream column with the metadata the stored catalog keeps (admin-api 7.2). */
-export interface UpstreamColumn {
-  schema_name: string
-  table_name: string
-  column_name: string
-  ordinal_position: number
-  data_type: string
-  is_nullable: boolean
-  column_default: string | null
 }
 
 /** A single-column foreign key whose parent column is a primary or single-column unique key. */
