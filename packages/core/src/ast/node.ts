@@ -70,12 +70,18 @@ export function numberConst(value: number | bigint | string): AstNode {
   return { A_Const: { fval: { fval: text } } }
 }
 
-export function typeCast(arg: AstNode, typeName: string, arrayBounds = false): AstNode {
+/** `arg::type`; a qualified type is given as its name parts, e.g. `['pg_catalog', 'oid']`. */
+export function typeCast(
+  arg: AstNode,
+  typeName: string | readonly string[],
+  arrayBounds = false,
+): AstNode {
+  const names = typeof typeName === 'string' ? [typeName] : typeName
   return {
     TypeCast: {
       arg,
       typeName: {
-        names: [stringNode(typeName)],
+        names: names.map(stringNode),
         typemod: -1,
         ...(arrayBounds ? { arrayBounds: [{ Integer: { ival: -1 } }] } : {}),
       },
@@ -144,4 +150,9 @@ export function selectStmt(select: SimpleSelect): AstNode {
 
 export function existsSublink(subselect: AstNode): AstNode {
   return { SubLink: { subLinkType: 'EXISTS_SUBLINK', subselect } }
+}
+
+/** `(SELECT ...)` as a value: a scalar subquery. */
+export function exprSublink(subselect: AstNode): AstNode {
+  return { SubLink: { subLinkType: 'EXPR_SUBLINK', subselect } }
 }

@@ -1,9 +1,14 @@
 import {
   type AstNode,
+  and,
+  binaryOp,
   columnRef,
+  exprSublink,
+  nullConst,
   numberConst,
   type Pg,
   rangeSubselect,
+  rangeVar,
   resTarget,
   selectStmt,
   stringConst,
@@ -133,12 +138,7 @@ const VISIBLE = 'palisade_visible'
 
 /** `(SELECT <target> FROM (SELECT <bound> AS ...) palisade_arg WHERE <where>)`. */
 function scalarSubquery(target: AstNode, from: AstNode[], where: AstNode): AstNode {
-  return {
-    SubLink: {
-      subLinkType: 'EXPR_SUBLINK',
-      subselect: selectStmt({ targets: [target], from, where }),
-    },
-  }
+  return exprSublink(selectStmt({ targets: [target], from, where }))
 }
 
 /** The derived table that evaluates each bound argument once: `(SELECT a AS k, ...) palisade_arg`. */
@@ -209,15 +209,10 @@ function answer(session: CompiledSession, name: string, args: readonly AstNode[]
       },
     }
     // A scalar subquery keeps its parentheses, so `(current_schemas(true))[1]` stays valid.
-    return {
-      SubLink: {
-        subLinkType: 'EXPR_SUBLINK',
-        subselect: selectStmt({ targets: [resTarget(value)], from: [] }),
-      },
-    }
+    return exprSublink(selectStmt({ targets: [resTarget(value)], from: [] }))
   }
   const type = name === 'pg_get_serial_sequence' ? 'text' : 'int8'
-  return qualifiedCast({ A_Const: { isnull: true } }, type)
+  return qualifiedCast(nullConst(), type)
 }
 
 /**
@@ -256,9 +251,7 @@ function descriptionLookup(
   args: readonly AstNode[],
 ): AstNode {
   const d = (column: string) => columnRef(VISIBLE, column)
-  const eq = (a: AstNode, b: AstNode): AstNode => ({
-    A_Expr: { kind: 'AEXPR_OP', name: [stringNode('=')], lexpr: a, rexpr: b },
-  })
+  const eq = (a: AstNode, b: AstNode): AstNode => binaryOp('=', a, b)
   const conditions = [eq(d('objoid'), qualifiedCast(args[0] as AstNode, 'oid'))]
   if (name === 'col_description') {
     conditions.push(
@@ -271,45 +264,28 @@ function descriptionLookup(
       // PostgreSQL's own definition: the catalog is named, and looked up in pg_catalog only.
       const catalogOid = selectStmt({
         targets: [resTarget(columnRef('c', 'oid'))],
-        from: [
-          {
-            RangeVar: {
-              schemaname: 'pg_catalog',
-              relname: 'pg_class',
-              inh: true,
-              relpersistence: 'p',
-              alias: { aliasname: 'c' },
-            },
-          },
-        ],
-        where: {
-          BoolExpr: {
-            boolop: 'AND_EXPR',
-            args: [
-              eq(columnRef('c', 'relname'), qualifiedCast(args[1] as AstNode, 'name')),
-              eq(
-                columnRef('c', 'relnamespace'),
-                qualifiedCast(stringConst('pg_catalog'), 'regnamespace'),
-              ),
-            ],
-          },
-        },
+        from: [rangeVar('pg_catalog', 'pg_class', 'c')],
+        where: and(
+          eq(columnRef('c', 'relname'), qualifiedCast(args[1] as AstNode, 'name')),
+          eq(
+            columnRef('c', 'relnamespace'),
+            qualifiedCast(stringConst('pg_catalog'), 'regnamespace'),
+          ),
+        ),
       })
-      conditions.push(
-        eq(d('classoid'), { SubLink: { subLinkType: 'EXPR_SUBLINK', subselect: catalogOid } }),
-      )
+      conditions.push(eq(d('classoid'), exprSublink(catalogOid)))
     }
   }
   const lookup = selectStmt({
     targets: [resTarget(d('description'), name)],
     from: [rangeSubselect(pgCatalogFragment(session, 'pg_description'), { aliasname: VISIBLE })],
-    where: { BoolExpr: { boolop: 'AND_EXPR', args: conditions } },
+    where: and(...conditions),
   })
   // The one-argument form matches any catalog; PostgreSQL errors on several rows, this takes one.
   if (name === 'obj_description' && args.length === 1) {
     ;(lookup as { SelectStmt: Pg.SelectStmt }).SelectStmt.limitCount = numberConst(1)
   }
-  return { SubLink: { subLinkType: 'EXPR_SUBLINK', subselect: lookup } }
+  return exprSublink(lookup)
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   stringConst,
   stringNode,
   stringsOf,
+  typeCast,
 } from '../ast/node.js'
 import { parseSql } from '../ast/parse.js'
 import type { CompiledSession } from '../session/compiled-session.js'
@@ -89,16 +90,7 @@ const nameLiteral = (value: string): AstNode => qualifiedCast(stringConst(value)
 
 /** `arg::pg_catalog.<type>[[]]`: qualified so no upstream type can stand in for it. */
 export function qualifiedCast(arg: AstNode, type: string, array = false): AstNode {
-  return {
-    TypeCast: {
-      arg,
-      typeName: {
-        names: [stringNode('pg_catalog'), stringNode(type)],
-        typemod: -1,
-        ...(array ? { arrayBounds: [{ Integer: { ival: -1 } }] } : {}),
-      },
-    },
-  }
+  return typeCast(arg, ['pg_catalog', type], array)
 }
 
 /** `(VALUES (...), ...) AS alias(columns)`, or an empty typed select when there are no rows. */
