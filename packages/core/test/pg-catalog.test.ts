@@ -113,6 +113,19 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     expect(named).toEqual([])
   })
 
+  it('answers psql\'s \\d "Referenced by" query with pg_partition_ancestors, hiding hidden OIDs', async () => {
+    const rows = await q<{ conname: string; ontable: string }>(
+      `SELECT conname, conrelid::pg_catalog.regclass::text AS ontable
+       FROM pg_catalog.pg_constraint c
+       WHERE confrelid IN (SELECT pg_catalog.pg_partition_ancestors('public.customers'::regclass)
+                           UNION ALL VALUES ('public.customers'::pg_catalog.regclass))
+         AND contype = 'f' AND conparentid = 0
+       ORDER BY conname`,
+    )
+    expect(rows).toEqual([{ conname: 'orders_customer_id_fkey', ontable: 'orders' }])
+    expect(await q(`SELECT pg_partition_ancestors(${hidden.secrets}) AS a`)).toEqual([])
+  })
+
   it('keeps comments on visible objects and drops those on denied columns and hidden tables', async () => {
     const [row] = await q(
       `SELECT obj_description('customers'::regclass, 'pg_class') AS t,

@@ -17,7 +17,7 @@ import {
   tagOf,
 } from '../ast/node.js'
 import type { CompiledSession } from '../session/compiled-session.js'
-import { pgCatalogFragment, qualifiedCast } from './pg-catalog.js'
+import { pgCatalogExpression, pgCatalogFragment, qualifiedCast } from './pg-catalog.js'
 
 /**
  * Catalog functions and object-identifier casts, made safe for a user who knows OIDs.
@@ -73,6 +73,7 @@ const GUARDED_FUNCTIONS: Readonly<Record<string, Guard>> = {
 /** Functions rewritten into lookups in the virtual catalog, with their accepted arities. */
 const LOOKUP_FUNCTIONS: Readonly<Record<string, readonly number[]>> = {
   pg_get_expr: [2, 3],
+  pg_partition_ancestors: [1],
   obj_description: [1, 2],
   col_description: [2],
 }
@@ -191,6 +192,9 @@ export function guardCatalogCall(
     )
   }
   if (name === 'pg_get_expr') return guardExpressionPrint(session, args)
+  // psql's `\d` asks it for every table that foreign keys may reference.
+  if (name === 'pg_partition_ancestors')
+    return pgCatalogExpression(session, name, args[0] as AstNode)
   if (Object.hasOwn(LOOKUP_FUNCTIONS, name)) return descriptionLookup(session, name, args)
   return answer(session, name, args)
 }

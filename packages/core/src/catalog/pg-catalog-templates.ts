@@ -258,6 +258,27 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
   ...Object.fromEntries(EMPTY.map((name) => [name, filtered(name, 'false')])),
 }
 
+/**
+ * Expressions over the virtual catalog with one argument, `palisade.key()`: the user's value,
+ * substituted per call (catalog-guards.ts). Each is `SELECT <expression>`.
+ */
+const EXPRESSIONS = {
+  /** `pg_partition_ancestors(rel)`: the relation and its visible ancestors, if it is visible. */
+  pg_partition_ancestors: `SELECT pg_catalog.unnest(ARRAY(
+    WITH RECURSIVE palisade_up(relid) AS (
+      SELECT c.oid FROM palisade.pg_class c WHERE c.oid = palisade.key()::pg_catalog.oid
+      UNION SELECT i.inhparent FROM palisade.pg_inherits i
+        JOIN palisade_up u ON i.inhrelid = u.relid)
+    SELECT u.relid::pg_catalog.regclass FROM palisade_up u))`,
+} as const
+
+/** The template of a keyed expression, or undefined for another name. */
+export function expressionTemplate(name: string): string | undefined {
+  return Object.hasOwn(EXPRESSIONS, name)
+    ? EXPRESSIONS[name as keyof typeof EXPRESSIONS]
+    : undefined
+}
+
 export type VirtualPgCatalogRelation = string
 
 /** Whether `pg_catalog.<name>` exists in the virtual catalog. */

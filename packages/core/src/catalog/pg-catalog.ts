@@ -17,7 +17,11 @@ import {
 import { parseSql } from '../ast/parse.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { DEFAULT_SERVER_VERSION } from './pg-catalog-columns.js'
-import { catalogTemplate, isVirtualPgCatalogRelation } from './pg-catalog-templates.js'
+import {
+  catalogTemplate,
+  expressionTemplate,
+  isVirtualPgCatalogRelation,
+} from './pg-catalog-templates.js'
 
 export { isVirtualPgCatalogRelation }
 
@@ -28,7 +32,7 @@ function parsedTemplate(name: string, serverVersion: number): AstNode {
   const key = `${name}@${serverVersion}`
   let tree = parsedTemplates.get(key)
   if (!tree) {
-    const sql = catalogTemplate(name, serverVersion)
+    const sql = catalogTemplate(name, serverVersion) ?? expressionTemplate(name)
     if (sql === undefined) throw new Error(`no catalog template named ${name}`)
     const parsed = parseSql(sql)[0]
     if (!parsed) throw new Error(`catalog template ${name} is empty`)
@@ -62,7 +66,18 @@ function buildFromTemplate(session: CompiledSession, name: string): AstNode {
   return { SelectStmt: { ...select, limitOffset: numberConst(0) } }
 }
 
-function substitute(session: CompiledSession, template: AstNode): AstNode {
+/**
+ * A keyed expression of the virtual catalog (pg-catalog-templates.ts) with `key` in place of
+ * `palisade.key()`; built per call, since the key is the user's expression.
+ */
+export function pgCatalogExpression(session: CompiledSession, name: string, key: AstNode): AstNode {
+  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+  const tree = substitute(session, parsedTemplate(name, version), key)
+  const target = (tree as { SelectStmt: Pg.SelectStmt }).SelectStmt.targetList?.[0]
+  return (target as { ResTarget: Pg.ResTarget }).ResTarget.val as AstNode
+}
+
+function substitute(session: CompiledSession, template: AstNode, key?: AstNode): AstNode {
   return mapTree(template, (_node, tag, body) => {
     if (tag === 'RangeVar') {
       const rv = body as Pg.RangeVar
@@ -80,6 +95,7 @@ function substitute(session: CompiledSession, template: AstNode): AstNode {
       if (fn === 'username') return session.identity.user
       if (fn === 'datasource') return session.identity.catalog
       if (fn === 'schema_label') return schemaLabel(session, call.args?.[0] as AstNode)
+      if (fn === 'key' && key) return key
       throw new Error(`unknown catalog template function palisade.${fn}`)
     }
     return undefined
