@@ -2,7 +2,8 @@
  * The proxy of bench/proxy, alone in its process as in a real deployment (the load generator's
  * clients then do not share its event loop). The upstream comes from `BENCH_PROXY_UPSTREAM`:
  * `{"kind":"pglite"}` (default, seeded with the bench schema) or a PostgreSQL pool config.
- * Prints `{port, rss}` once listening and again for every line read on stdin.
+ * Prints `{port, rss, cpuMicros}` once listening and again for every line read on stdin
+ * (`cpuMicros`: the process's user + system CPU time so far).
  */
 import { createInterface } from 'node:readline'
 import { PGlite } from '@electric-sql/pglite'
@@ -38,16 +39,21 @@ const plane = await createDataPlane({
   log: () => {},
   maxConnections: 100_000,
 })
-const report = async () => {
-  // Collected and settled first, so the figures compare live memory, not garbage.
-  globalThis.gc?.()
-  await new Promise((resolve) => setTimeout(resolve, 500))
-  console.log(JSON.stringify({ port: plane.port, rss: process.memoryUsage().rss }))
+const report = async (settle: boolean) => {
+  const { user, system } = process.cpuUsage()
+  if (settle) {
+    // Collected and settled first, so the figures compare live memory, not garbage.
+    globalThis.gc?.()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  const rss = process.memoryUsage().rss
+  console.log(JSON.stringify({ port: plane.port, rss, cpuMicros: user + system }))
 }
 // PGlite returns most of its start-up memory over the first seconds.
 if (db) await new Promise((resolve) => setTimeout(resolve, 3000))
-await report()
-for await (const _ of createInterface({ input: process.stdin })) await report()
+await report(true)
+// `rss` settles memory first; `cpu` answers at once.
+for await (const line of createInterface({ input: process.stdin })) await report(line === 'rss')
 // stdin closed: stop, and exit normally (so --cpu-prof writes its profile).
 await plane.close()
 await db?.close()

@@ -3,18 +3,24 @@
  * shapes (none; row filter + mask; join of two filtered tables), simple and extended protocol,
  * 1 and 8 clients, plus connect latency. Upstream: PostgreSQL when PALISADE_TEST_PG_URL is set
  * (a scratch database is created and dropped), else an embedded PGlite (whose "direct" column is
- * an in-process `db.query`, with no socket: a floor, not a fair peer).
+ * an in-process `db.query`, with no socket: a floor, not a fair peer). pgbouncer, when installed,
+ * runs beside them as a reference (pgbouncer.ts).
  */
-import { spawn } from 'node:child_process'
 import { pbkdf2Sync, randomBytes } from 'node:crypto'
-import { createInterface } from 'node:readline'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
+import { idleConnections } from './idle-connections.js'
+import { startPgbouncer } from './pgbouncer.js'
+import { startProxyProcess } from './proxy-child.js'
 import { PASSWORD, SETUP } from './proxy-fixture.js'
 import { fmt, summarize } from './stats.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
 const ITERATIONS = Number(process.env['BENCH_PROXY_ITERATIONS'] ?? 400)
+/** Runs only the parts whose label ("row filter + mask extended 8", "idle", "connect") matches. */
+const FILTER = new RegExp(process.env['BENCH_PROXY_FILTER'] ?? '')
+/** Direct, pgbouncer and proxy take turns this many times: a slow spell hits all of them. */
+const ROUNDS = Number(process.env['BENCH_PROXY_ROUNDS'] ?? 3)
 
 interface Scenario {
   name: string
@@ -45,7 +51,19 @@ const scenarios: Scenario[] = [
 ]
 
 type Runner = (sql: string, params: unknown[] | undefined) => Promise<unknown>
+type RoundResult = Awaited<ReturnType<typeof measure>>
 
+/** pgbouncer's view of the PostgreSQL upstream the proxy uses. */
+function bouncerTarget(upstream: Record<string, unknown>) {
+  return {
+    host: String(upstream['host']),
+    port: Number(upstream['port']),
+    database: String(upstream['database']),
+    user: String(upstream['user']),
+  }
+}
+
+/** One round: every runner (client) runs the query ITERATIONS times after a warm-up. */
 async function measure(runners: Runner[], sql: string, params: unknown[] | undefined) {
   const samples: number[] = []
   const started = process.hrtime.bigint()
@@ -60,7 +78,22 @@ async function measure(runners: Runner[], sql: string, params: unknown[] | undef
     }),
   )
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
-  return { ...summarize(samples), qps: samples.length / seconds }
+  return { samples, qps: samples.length / seconds }
+}
+
+/** Latency over every round's samples; throughput as the median round's. */
+interface Measured {
+  median: number
+  p95: number
+  qps: number
+}
+
+function combine(rounds: Array<{ samples: number[]; qps: number }>): Measured {
+  const qps = rounds.map((r) => r.qps).sort((a, b) => a - b)
+  return {
+    ...summarize(rounds.flatMap((r) => r.samples)),
+    qps: qps[Math.floor(qps.length / 2)] ?? Number.NaN,
+  }
 }
 
 /** Median time of the PBKDF2 a SCRAM-SHA-256 client runs once per connection. */
@@ -74,93 +107,12 @@ function scramKeyDerivationMs(): number {
   return summarize(samples).median
 }
 
-/** A proxy in its own process (proxy-process.ts): its port, its RSS on demand, and a stop. */
-async function startProxyProcess(upstream: Record<string, unknown>) {
-  const child = spawn(
-    process.execPath,
-    [
-      '--expose-gc',
-      ...(process.env['BENCH_PROXY_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
-      '--import',
-      'tsx',
-      new URL('./proxy-process.ts', import.meta.url).pathname,
-    ],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, BENCH_PROXY_UPSTREAM: JSON.stringify(upstream) },
-    },
-  )
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]()
-  const next = async () =>
-    JSON.parse(String((await lines.next()).value)) as { port: number; rss: number }
-  const { port } = await next()
-  return {
-    port,
-    async rss() {
-      child.stdin.write('rss\n')
-      return (await next()).rss
-    },
-    /** Ends the proxy process (closing stdin lets it exit normally), killing it if it hangs. */
-    async stop() {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-      child.stdin.end()
-      const timer = setTimeout(() => child.kill(), 5000)
-      await exited
-      clearTimeout(timer)
-    },
-  }
-}
-
-/**
- * RSS of a proxy holding `count` idle client connections: the proxy runs alone in a child
- * process over an embedded PGlite upstream, which has no session limit.
- */
-async function idleConnections(count: number): Promise<void> {
-  const proxy = await startProxyProcess({ kind: 'pglite' })
-  const clients: pg.Client[] = []
-  const open = async (port: number, n: number) => {
-    for (let i = 0; i < n; i += 50) {
-      const batch = Array.from({ length: Math.min(50, n - i) }, () => {
-        const c = new pg.Client({
-          host: '127.0.0.1',
-          port,
-          user: 'alice',
-          password: PASSWORD,
-          database: 'bench',
-        })
-        clients.push(c)
-        return c.connect()
-      })
-      await Promise.all(batch)
-    }
-  }
-  const { port } = proxy
-  try {
-    // The slope between 100 and `count` connections: PGlite's start-up memory, which the
-    // process returns over its first seconds, does not distort it.
-    await open(port, 100)
-    const first = await proxy.rss()
-    await open(port, count - 100)
-    await clients[0]?.query('SELECT 1')
-    const held = await proxy.rss()
-    const perConnection = (held - first) / (count - 100) / 1024
-    console.log(
-      `${count} idle connections: proxy RSS ${fmt(held / 1024 / 1024, 0)} MB, ` +
-        `${fmt(perConnection, 0)} KB per connection ` +
-        `(${fmt((perConnection * count) / 1024, 0)} MB for ${count}; the rest is Node, PGlite and QuickJS)\n`,
-    )
-  } finally {
-    await Promise.all(clients.map((c) => c.end().catch(() => {})))
-    await proxy.stop()
-  }
-}
-
 /** Inlines the parameter for the simple protocol (the bench's values are integers). */
 const inline = (sql: string, params: unknown[]) => sql.replace('$1', String(params[0]))
 
 export async function run(): Promise<void> {
   // First, while this process is still small: later runs leave memory the GC may return.
-  await idleConnections(1000)
+  if (FILTER.test('idle')) await idleConnections(1000)
   let db: PGlite | undefined
   let admin: pg.Client | undefined
   let directConfig: pg.ClientConfig | undefined
@@ -203,7 +155,21 @@ export async function run(): Promise<void> {
     database: 'bench',
   })
   console.log(`upstream: ${pgUrl ? 'PostgreSQL' : 'PGlite (direct = in-process db.query)'}`)
-  console.log(`${ITERATIONS} queries per client; latency median / p95 in ms\n`)
+  const bouncer =
+    upstream['kind'] === 'postgres' ? await startPgbouncer(bouncerTarget(upstream)) : undefined
+  const bouncerConfig = (): pg.ClientConfig | undefined =>
+    bouncer && directConfig
+      ? { host: '127.0.0.1', port: bouncer.port, user: String(upstream['user']), database: dbName }
+      : undefined
+  console.log(
+    bouncer
+      ? 'reference: pgbouncer (session pooling) in front of the same database'
+      : 'reference: pgbouncer not installed (or no PostgreSQL upstream): its columns stay empty',
+  )
+  console.log(
+    `${ROUNDS} rounds of ${ITERATIONS} queries per client; latency median / p95 in ms; ` +
+      'q/s with its ratio to direct\n',
+  )
   const rows: string[][] = []
   const clients: pg.Client[] = []
   const open = async (config: pg.ClientConfig) => {
@@ -212,37 +178,64 @@ export async function run(): Promise<void> {
     clients.push(c)
     return c
   }
+  const runnerOf =
+    (c: pg.Client): Runner =>
+    (sql, params) =>
+      params ? c.query(sql, params) : c.query(sql)
   try {
     for (const s of scenarios) {
       for (const protocol of ['simple', 'extended'] as const) {
         for (const n of [1, 8]) {
+          if (!FILTER.test(`${s.name} ${protocol} ${n}`)) continue
           const proxy: Runner[] = []
           const direct: Runner[] = []
+          const pooled: Runner[] = []
+          const viaBouncer = bouncerConfig()
           for (let i = 0; i < n; i++) {
-            const p = await open(proxyConfig(s.user))
-            proxy.push((sql, params) => (params ? p.query(sql, params) : p.query(sql)))
-            if (directConfig) {
-              const d = await open(directConfig)
-              direct.push((sql, params) => (params ? d.query(sql, params) : d.query(sql)))
-            } else if (db) {
+            proxy.push(runnerOf(await open(proxyConfig(s.user))))
+            if (directConfig) direct.push(runnerOf(await open(directConfig)))
+            else if (db) {
               const local = db
               direct.push((sql, params) => local.query(sql, params ?? []))
             }
+            if (viaBouncer) pooled.push(runnerOf(await open(viaBouncer)))
           }
-          // The direct run sees the policy-free SQL: the ratio prices rewrite and relay together.
+          // Direct and pgbouncer see the policy-free SQL: the ratio prices rewrite and relay.
           const sql = protocol === 'simple' ? inline(s.sql, s.params) : s.sql
           const params = protocol === 'simple' ? undefined : s.params
-          const d = await measure(direct, sql, params)
-          const p = await measure(proxy, sql, params)
+          const rounds = {
+            direct: [] as RoundResult[],
+            bouncer: [] as RoundResult[],
+            proxy: [] as RoundResult[],
+          }
+          let cpu = 0
+          for (let r = 0; r < ROUNDS; r++) {
+            rounds.direct.push(await measure(direct, sql, params))
+            if (pooled.length > 0) rounds.bouncer.push(await measure(pooled, sql, params))
+            const cpuBefore = await plane.cpuMicros()
+            rounds.proxy.push(await measure(proxy, sql, params))
+            cpu += (await plane.cpuMicros()) - cpuBefore
+          }
+          const d = combine(rounds.direct)
+          const b = rounds.bouncer.length > 0 ? combine(rounds.bouncer) : undefined
+          const p = combine(rounds.proxy)
+          const latency = (m: Measured | undefined) =>
+            m ? `${fmt(m.median, 2)} / ${fmt(m.p95, 2)}` : '-'
+          const throughput = (m: Measured | undefined) =>
+            m ? `${fmt(m.qps, 0)} (${fmt(m.qps / d.qps, 2)}×)` : '-'
           rows.push([
             s.name,
             protocol,
             String(n),
-            `${fmt(d.median, 2)} / ${fmt(d.p95, 2)}`,
-            `${fmt(p.median, 2)} / ${fmt(p.p95, 2)}`,
-            fmt(p.median / d.median, 1),
+            latency(d),
+            latency(b),
+            latency(p),
+            b ? fmt((b.median - d.median) * 1000, 0) : '-',
+            fmt((p.median - d.median) * 1000, 0),
             fmt(d.qps, 0),
-            fmt(p.qps, 0),
+            throughput(b),
+            throughput(p),
+            fmt(cpu / (ROUNDS * n * (ITERATIONS + 20)), 0),
           ])
           await Promise.all(clients.splice(0).map((c) => c.end()))
         }
@@ -259,38 +252,52 @@ export async function run(): Promise<void> {
       }
       return summarize(samples)
     }
-    const proxyConnect = await connect(proxyConfig('alice'))
-    const directConnect = directConfig ? await connect(directConfig) : undefined
+    const measureConnect = FILTER.test('connect')
+    const proxyConnect = measureConnect ? await connect(proxyConfig('alice')) : undefined
+    const directConnect = measureConnect && directConfig ? await connect(directConfig) : undefined
+    const viaBouncer = bouncerConfig()
+    const bouncerConnect = measureConnect && viaBouncer ? await connect(viaBouncer) : undefined
     const header = [
       'scenario',
       'protocol',
       'clients',
       'direct ms',
+      'pgbouncer ms',
       'proxy ms',
-      'ratio',
+      'pgbouncer +µs',
+      'proxy +µs',
       'direct q/s',
+      'pgbouncer q/s',
       'proxy q/s',
+      'proxy CPU µs/q',
     ]
     console.log(`| ${header.join(' | ')} |`)
     console.log(`|${header.map(() => '---').join('|')}|`)
     for (const r of rows) console.log(`| ${r.join(' | ')} |`)
-    console.log(
-      `\nconnect (SCRAM, session compile, upstream bind): proxy ${fmt(proxyConnect.median, 2)} / ` +
-        `${fmt(proxyConnect.p95, 2)} ms` +
-        (directConnect
-          ? `; direct ${fmt(directConnect.median, 2)} / ${fmt(directConnect.p95, 2)} ms (trust auth)`
-          : ''),
-    )
-    // The client derives its SCRAM key (PBKDF2, 4096 rounds) for the proxy; trust auth skips it.
-    const kdf = scramKeyDerivationMs()
-    const proxyOwn = proxyConnect.median - kdf
-    console.log(
-      `client-side SCRAM key derivation: ${fmt(kdf, 2)} ms; proxy connect without it ` +
-        `${fmt(proxyOwn, 2)} ms` +
-        (directConnect ? ` (${fmt(proxyOwn / directConnect.median, 2)}× direct)` : ''),
-    )
+    if (proxyConnect) {
+      console.log(
+        `\nconnect (SCRAM, session compile, upstream bind): proxy ${fmt(proxyConnect.median, 2)} / ` +
+          `${fmt(proxyConnect.p95, 2)} ms` +
+          (directConnect
+            ? `; direct ${fmt(directConnect.median, 2)} / ${fmt(directConnect.p95, 2)} ms (trust auth)`
+            : '') +
+          (bouncerConnect
+            ? `; pgbouncer ${fmt(bouncerConnect.median, 2)} / ${fmt(bouncerConnect.p95, 2)} ms ` +
+              `(trust auth${directConnect ? `, ${fmt(bouncerConnect.median / directConnect.median, 2)}× direct` : ''})`
+            : ''),
+      )
+      // The client derives its SCRAM key (PBKDF2, 4096 rounds) for the proxy; trust auth skips it.
+      const kdf = scramKeyDerivationMs()
+      const proxyOwn = proxyConnect.median - kdf
+      console.log(
+        `client-side SCRAM key derivation: ${fmt(kdf, 2)} ms; proxy connect without it ` +
+          `${fmt(proxyOwn, 2)} ms` +
+          (directConnect ? ` (${fmt(proxyOwn / directConnect.median, 2)}× direct)` : ''),
+      )
+    }
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})))
+    await bouncer?.stop()
     await plane.stop()
     await db?.close()
     if (admin) {
