@@ -1,9 +1,15 @@
-/** Starts bench/proxy's proxy in its own process (proxy-process.ts) and talks to it. */
+/** Starts bench/proxy's proxy (or the bare relay beside it) in its own process and talks to it. */
 import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 
-/** A proxy in its own process (proxy-process.ts): its port, its RSS on demand, and a stop. */
-export async function startProxyProcess(upstream: Record<string, unknown>) {
+/**
+ * A proxy in its own process: its port, its RSS and CPU time on demand, and a stop. `script` is
+ * proxy-process.ts (Palisade) or node-relay-process.ts (the bare relay).
+ */
+export async function startProxyProcess(
+  upstream: Record<string, unknown>,
+  script = 'proxy-process.ts',
+) {
   const child = spawn(
     process.execPath,
     [
@@ -11,7 +17,7 @@ export async function startProxyProcess(upstream: Record<string, unknown>) {
       ...(process.env['BENCH_PROXY_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
       '--import',
       'tsx',
-      new URL('./proxy-process.ts', import.meta.url).pathname,
+      new URL(`./${script}`, import.meta.url).pathname,
     ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
@@ -28,6 +34,7 @@ export async function startProxyProcess(upstream: Record<string, unknown>) {
   const { port } = await next()
   return {
     port,
+    pid: child.pid,
     async rss() {
       child.stdin.write('rss\n')
       return (await next()).rss

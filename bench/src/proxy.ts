@@ -51,6 +51,30 @@ const scenarios: Scenario[] = [
 ]
 
 type Runner = (sql: string, params: unknown[] | undefined) => Promise<unknown>
+
+/** What the clients of one column connect to. */
+interface Target {
+  name: string
+  /** How to connect (by the scenario's user); undefined when the target is absent. */
+  config: (user: string) => pg.ClientConfig | undefined
+  /** Direct on PGlite: the in-process database instead of a connection. */
+  local?: PGlite | undefined
+  /** CPU time of the target's process, for the per-query figure. */
+  cpuMicros?: (() => Promise<number>) | undefined
+}
+
+const runnerOf =
+  (c: pg.Client): Runner =>
+  (sql, params) =>
+    params ? c.query(sql, params) : c.query(sql)
+
+function printTable(title: string, header: string[], rows: string[][]): void {
+  console.log(`${title}\n`)
+  console.log(`| ${header.join(' | ')} |`)
+  console.log(`|${header.map(() => '---').join('|')}|`)
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+  console.log('')
+}
 type RoundResult = Awaited<ReturnType<typeof measure>>
 
 /** pgbouncer's view of the PostgreSQL upstream the proxy uses. */
@@ -155,22 +179,36 @@ export async function run(): Promise<void> {
     database: 'bench',
   })
   console.log(`upstream: ${pgUrl ? 'PostgreSQL' : 'PGlite (direct = in-process db.query)'}`)
-  const bouncer =
-    upstream['kind'] === 'postgres' ? await startPgbouncer(bouncerTarget(upstream)) : undefined
-  const bouncerConfig = (): pg.ClientConfig | undefined =>
-    bouncer && directConfig
-      ? { host: '127.0.0.1', port: bouncer.port, user: String(upstream['user']), database: dbName }
-      : undefined
+  // The references need a PostgreSQL upstream to stand in front of.
+  const postgres = upstream['kind'] === 'postgres' && directConfig ? directConfig : undefined
+  const bouncer = postgres ? await startPgbouncer(bouncerTarget(upstream)) : undefined
+  const relay = postgres ? await startProxyProcess(upstream, 'node-relay-process.ts') : undefined
+  const referenceConfig = (port: number): pg.ClientConfig => ({
+    host: '127.0.0.1',
+    port,
+    user: String(upstream['user']),
+    database: dbName,
+  })
   console.log(
-    bouncer
-      ? 'reference: pgbouncer (session pooling) in front of the same database'
-      : 'reference: pgbouncer not installed (or no PostgreSQL upstream): its columns stay empty',
+    `references: ${bouncer ? 'pgbouncer (session pooling)' : 'no pgbouncer (not installed)'}, ` +
+      `${relay ? 'a bare Node.js relay (node-relay-process.ts)' : 'no Node.js relay (PGlite upstream)'}`,
   )
   console.log(
-    `${ROUNDS} rounds of ${ITERATIONS} queries per client; latency median / p95 in ms; ` +
-      'q/s with its ratio to direct\n',
+    `${ROUNDS} rounds of ${ITERATIONS} queries per client, the targets taking turns; ` +
+      'direct and the references run the policy-free SQL\n',
   )
-  const rows: string[][] = []
+  const targets: Target[] = [
+    { name: 'direct', config: () => postgres, local: db },
+    { name: 'pgbouncer', config: () => (bouncer ? referenceConfig(bouncer.port) : undefined) },
+    {
+      name: 'Node relay',
+      config: () => (relay ? referenceConfig(relay.port) : undefined),
+      cpuMicros: relay?.cpuMicros,
+    },
+    { name: 'Palisade', config: proxyConfig, cpuMicros: plane.cpuMicros },
+  ]
+  const latencyRows: string[][] = []
+  const throughputRows: string[][] = []
   const clients: pg.Client[] = []
   const open = async (config: pg.ClientConfig) => {
     const c = new pg.Client(config)
@@ -178,126 +216,134 @@ export async function run(): Promise<void> {
     clients.push(c)
     return c
   }
-  const runnerOf =
-    (c: pg.Client): Runner =>
-    (sql, params) =>
-      params ? c.query(sql, params) : c.query(sql)
   try {
     for (const s of scenarios) {
       for (const protocol of ['simple', 'extended'] as const) {
         for (const n of [1, 8]) {
           if (!FILTER.test(`${s.name} ${protocol} ${n}`)) continue
-          const proxy: Runner[] = []
-          const direct: Runner[] = []
-          const pooled: Runner[] = []
-          const viaBouncer = bouncerConfig()
-          for (let i = 0; i < n; i++) {
-            proxy.push(runnerOf(await open(proxyConfig(s.user))))
-            if (directConfig) direct.push(runnerOf(await open(directConfig)))
-            else if (db) {
-              const local = db
-              direct.push((sql, params) => local.query(sql, params ?? []))
+          const runners = new Map<Target, Runner[]>()
+          for (const target of targets) {
+            const config = target.config(s.user)
+            const local = target.local
+            if (config) {
+              const list: Runner[] = []
+              for (let i = 0; i < n; i++) list.push(runnerOf(await open(config)))
+              runners.set(target, list)
+            } else if (local) {
+              runners.set(
+                target,
+                Array.from({ length: n }, () => (sql, params) => local.query(sql, params ?? [])),
+              )
             }
-            if (viaBouncer) pooled.push(runnerOf(await open(viaBouncer)))
           }
-          // Direct and pgbouncer see the policy-free SQL: the ratio prices rewrite and relay.
           const sql = protocol === 'simple' ? inline(s.sql, s.params) : s.sql
           const params = protocol === 'simple' ? undefined : s.params
-          const rounds = {
-            direct: [] as RoundResult[],
-            bouncer: [] as RoundResult[],
-            proxy: [] as RoundResult[],
-          }
-          let cpu = 0
+          const rounds = new Map<Target, RoundResult[]>()
+          const cpu = new Map<Target, number>()
           for (let r = 0; r < ROUNDS; r++) {
-            rounds.direct.push(await measure(direct, sql, params))
-            if (pooled.length > 0) rounds.bouncer.push(await measure(pooled, sql, params))
-            const cpuBefore = await plane.cpuMicros()
-            rounds.proxy.push(await measure(proxy, sql, params))
-            cpu += (await plane.cpuMicros()) - cpuBefore
+            for (const [target, list] of runners) {
+              const before = await target.cpuMicros?.()
+              const result = await measure(list, sql, params)
+              if (before !== undefined && target.cpuMicros) {
+                cpu.set(target, (cpu.get(target) ?? 0) + (await target.cpuMicros()) - before)
+              }
+              rounds.set(target, [...(rounds.get(target) ?? []), result])
+            }
           }
-          const d = combine(rounds.direct)
-          const b = rounds.bouncer.length > 0 ? combine(rounds.bouncer) : undefined
-          const p = combine(rounds.proxy)
-          const latency = (m: Measured | undefined) =>
-            m ? `${fmt(m.median, 2)} / ${fmt(m.p95, 2)}` : '-'
-          const throughput = (m: Measured | undefined) =>
-            m ? `${fmt(m.qps, 0)} (${fmt(m.qps / d.qps, 2)}×)` : '-'
-          rows.push([
-            s.name,
-            protocol,
-            String(n),
-            latency(d),
-            latency(b),
-            latency(p),
-            b ? fmt((b.median - d.median) * 1000, 0) : '-',
-            fmt((p.median - d.median) * 1000, 0),
-            fmt(d.qps, 0),
-            throughput(b),
-            throughput(p),
-            fmt(cpu / (ROUNDS * n * (ITERATIONS + 20)), 0),
+          const measured = targets.map((t) => {
+            const r = rounds.get(t)
+            return r ? combine(r) : undefined
+          })
+          const direct = measured[0]
+          const label = [s.name, protocol, String(n)]
+          latencyRows.push([
+            ...label,
+            ...measured.map((m, i) =>
+              !m
+                ? '-'
+                : i === 0 || !direct
+                  ? `${fmt(m.median, 2)} / ${fmt(m.p95, 2)}`
+                  : `${fmt(m.median, 2)} / ${fmt(m.p95, 2)} (+${fmt((m.median - direct.median) * 1000, 0)})`,
+            ),
+          ])
+          const perQuery = ROUNDS * n * (ITERATIONS + 20)
+          throughputRows.push([
+            ...label,
+            ...measured.map((m, i) =>
+              !m
+                ? '-'
+                : i === 0 || !direct
+                  ? fmt(m.qps, 0)
+                  : `${fmt(m.qps, 0)} (${fmt(m.qps / direct.qps, 2)}×)`,
+            ),
+            ...targets
+              .filter((t) => t.cpuMicros)
+              .map((t) => {
+                const used = cpu.get(t)
+                return used === undefined ? '-' : fmt(used / perQuery, 0)
+              }),
           ])
           await Promise.all(clients.splice(0).map((c) => c.end()))
         }
       }
     }
-    const connect = async (config: pg.ClientConfig) => {
-      const samples: number[] = []
-      for (let i = 0; i < 20; i++) {
-        const t = process.hrtime.bigint()
-        const c = new pg.Client(config)
-        await c.connect()
-        samples.push(Number(process.hrtime.bigint() - t) / 1e6)
-        await c.end()
+    const names = targets.map((t) => t.name)
+    printTable(
+      'latency, ms median / p95 (added µs vs direct)',
+      ['scenario', 'protocol', 'clients', ...names],
+      latencyRows,
+    )
+    printTable(
+      'throughput, q/s (ratio to direct); CPU of the relaying process per query',
+      [
+        'scenario',
+        'protocol',
+        'clients',
+        ...names,
+        ...targets.filter((t) => t.cpuMicros).map((t) => `${t.name} CPU µs/q`),
+      ],
+      throughputRows,
+    )
+    if (FILTER.test('connect')) {
+      const connect = async (config: pg.ClientConfig) => {
+        const samples: number[] = []
+        for (let i = 0; i < 20; i++) {
+          const t = process.hrtime.bigint()
+          const c = new pg.Client(config)
+          await c.connect()
+          samples.push(Number(process.hrtime.bigint() - t) / 1e6)
+          await c.end()
+        }
+        return summarize(samples)
       }
-      return summarize(samples)
-    }
-    const measureConnect = FILTER.test('connect')
-    const proxyConnect = measureConnect ? await connect(proxyConfig('alice')) : undefined
-    const directConnect = measureConnect && directConfig ? await connect(directConfig) : undefined
-    const viaBouncer = bouncerConfig()
-    const bouncerConnect = measureConnect && viaBouncer ? await connect(viaBouncer) : undefined
-    const header = [
-      'scenario',
-      'protocol',
-      'clients',
-      'direct ms',
-      'pgbouncer ms',
-      'proxy ms',
-      'pgbouncer +µs',
-      'proxy +µs',
-      'direct q/s',
-      'pgbouncer q/s',
-      'proxy q/s',
-      'proxy CPU µs/q',
-    ]
-    console.log(`| ${header.join(' | ')} |`)
-    console.log(`|${header.map(() => '---').join('|')}|`)
-    for (const r of rows) console.log(`| ${r.join(' | ')} |`)
-    if (proxyConnect) {
+      const proxyConnect = await connect(proxyConfig('alice'))
+      const directConnect = postgres ? await connect(postgres) : undefined
+      const bouncerConnect = bouncer ? await connect(referenceConfig(bouncer.port)) : undefined
+      const ratio = (ms: number) =>
+        directConnect ? ` (${fmt(ms / directConnect.median, 2)}× direct)` : ''
       console.log(
-        `\nconnect (SCRAM, session compile, upstream bind): proxy ${fmt(proxyConnect.median, 2)} / ` +
-          `${fmt(proxyConnect.p95, 2)} ms` +
+        `\nconnect, ms median / p95: Palisade ${fmt(proxyConnect.median, 2)} / ` +
+          `${fmt(proxyConnect.p95, 2)} (SCRAM, session compile, upstream bind)` +
           (directConnect
-            ? `; direct ${fmt(directConnect.median, 2)} / ${fmt(directConnect.p95, 2)} ms (trust auth)`
+            ? `; direct ${fmt(directConnect.median, 2)} / ${fmt(directConnect.p95, 2)} (trust auth)`
             : '') +
           (bouncerConnect
-            ? `; pgbouncer ${fmt(bouncerConnect.median, 2)} / ${fmt(bouncerConnect.p95, 2)} ms ` +
-              `(trust auth${directConnect ? `, ${fmt(bouncerConnect.median / directConnect.median, 2)}× direct` : ''})`
+            ? `; pgbouncer ${fmt(bouncerConnect.median, 2)} / ${fmt(bouncerConnect.p95, 2)} ` +
+              `(trust auth, a pooled server connection)${ratio(bouncerConnect.median)}`
             : ''),
       )
       // The client derives its SCRAM key (PBKDF2, 4096 rounds) for the proxy; trust auth skips it.
       const kdf = scramKeyDerivationMs()
       const proxyOwn = proxyConnect.median - kdf
       console.log(
-        `client-side SCRAM key derivation: ${fmt(kdf, 2)} ms; proxy connect without it ` +
-          `${fmt(proxyOwn, 2)} ms` +
-          (directConnect ? ` (${fmt(proxyOwn / directConnect.median, 2)}× direct)` : ''),
+        `client-side SCRAM key derivation: ${fmt(kdf, 2)} ms; Palisade connect without it ` +
+          `${fmt(proxyOwn, 2)} ms${ratio(proxyOwn)}`,
       )
     }
   } finally {
     await Promise.all(clients.map((c) => c.end().catch(() => {})))
     await bouncer?.stop()
+    await relay?.stop()
     await plane.stop()
     await db?.close()
     if (admin) {

@@ -79,6 +79,11 @@ export class LiveSession {
     this.#stale = true
   }
 
+  /** Whether `compiled` can be used as is: no rebuild is due and the context was not removed. */
+  get fresh(): boolean {
+    return !this.#stale && !this.#removed
+  }
+
   /** The session to rewrite with, rebuilt first when stale; throws FATAL 08006 once removed. */
   async current(): Promise<CompiledSession> {
     if (this.#removed) throw sessionGone()
@@ -103,7 +108,10 @@ export class LiveSession {
     return this.#compiled
   }
 
-  /** The last compiled session, without a rebuild (error scrubbing, audit). */
+  /**
+   * The last compiled session, without a rebuild: for statements once `fresh` (or `current()`)
+   * said it is up to date, and for error scrubbing and audit.
+   */
   get compiled(): CompiledSession {
     return this.#compiled
   }

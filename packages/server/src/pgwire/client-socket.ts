@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net'
 import { type SecureContext, TLSSocket } from 'node:tls'
+import { asBuffer } from './as-buffer.js'
 import { ClientFrameReader } from './client-frames.js'
 import { errorResponse } from './error-response.js'
 import { StartupCode } from './startup.js'
@@ -19,8 +20,16 @@ export interface ClientState {
 
 /** The protocol state machine behind a socket (ConnectionHandler). */
 export interface MessageHandler {
-  /** Handles one message; its output is written in order, `CLOSE` ends the connection. */
-  onMessage(message: Buffer, state: ClientState): AsyncIterable<MessageOutput>
+  /**
+   * Handles one message; its output is written in order, `CLOSE` ends the connection. Undefined
+   * means the message was handled at once with no output (most extended-protocol messages).
+   */
+  onMessage(message: Buffer, state: ClientState): AsyncIterable<MessageOutput> | undefined
+  /**
+   * The reply when handling a message failed (thrown by `onMessage` or while its output was
+   * produced): an ErrorResponse, and `CLOSE` when the error is fatal.
+   */
+  onFailure(error: unknown): AsyncIterable<MessageOutput>
   /** Releases what the connection holds; safe to call more than once. */
   close(): Promise<void>
 }
@@ -91,11 +100,7 @@ export function serveClient(
     })
   const emit = async (bytes: Uint8Array): Promise<void> => {
     if (bytes.byteLength === 0) return
-    out.push(
-      Buffer.isBuffer(bytes)
-        ? bytes
-        : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-    )
+    out.push(asBuffer(bytes))
     outSize += bytes.byteLength
     if (outSize >= HIGH_WATER && !flush() && !ended) await drained()
   }
@@ -145,24 +150,57 @@ export function serveClient(
     tls = true
   }
 
-  const handle = async (message: Buffer): Promise<void> => {
-    if (!reader.typed) {
-      const code = message.readInt32BE(4)
-      if (code === StartupCode.SslRequest && message.byteLength === 8) return negotiateTls()
-      if (code === StartupCode.Protocol30) {
-        reader.typed = true
-        if (options.refuse) throw options.refuse
+  const state: ClientState = {
+    get tls() {
+      return tls
+    },
+  }
+  const relayOutput = async (
+    output: AsyncIterable<MessageOutput>,
+    failed = false,
+  ): Promise<void> => {
+    try {
+      for await (const chunk of output) {
+        if (chunk === CLOSE) return finish()
+        // The client is gone: stop producing its output (the handler audits what was cut short).
+        if (ended) return
+        await emit(chunk)
       }
+    } catch (error) {
+      if (failed) throw error
+      await relayOutput(handler.onFailure(error), true)
     }
-    for await (const chunk of handler.onMessage(message, { tls })) {
-      if (chunk === CLOSE) return finish()
-      // The client is gone: stop producing its output (the handler audits what was cut short).
-      if (ended) return
-      await emit(chunk)
+  }
+  const handleStartup = async (message: Buffer): Promise<void> => {
+    const code = message.readInt32BE(4)
+    if (code === StartupCode.SslRequest && message.byteLength === 8) return negotiateTls()
+    if (code === StartupCode.Protocol30) {
+      reader.typed = true
+      if (options.refuse) throw options.refuse
     }
+    const output = respond(message)
+    if (output) await relayOutput(output)
+  }
+  /** The handler's output for a message, or its failure reply when it throws at once. */
+  const respond = (message: Buffer): AsyncIterable<MessageOutput> | undefined => {
+    try {
+      return handler.onMessage(message, state)
+    } catch (error) {
+      return handler.onFailure(error)
+    }
+  }
+  /** Handles one message; a promise only when it has output to wait for. */
+  const handle = (message: Buffer): Promise<void> | undefined => {
+    if (!reader.typed) return handleStartup(message)
+    const output = respond(message)
+    if (!output) return undefined
     const type = message[0]
     // Round-trip ends (Query, Sync, Flush) are sent at once, as PostgreSQL does.
-    if (reader.typed && (type === 0x51 || type === 0x53 || type === 0x48)) flush()
+    const roundTrip = type === 0x51 || type === 0x53 || type === 0x48
+    if (!roundTrip) return relayOutput(output)
+    return relayOutput(output).then(() => {
+      flush()
+    })
   }
 
   const pump = async (): Promise<void> => {
@@ -172,7 +210,8 @@ export function serveClient(
         if (shuttingDown) return fail(adminShutdown())
         const message = reader.next()
         if (!message) break
-        await handle(message)
+        const pending = handle(message)
+        if (pending) await pending
         if (ended) return
       }
       if (shuttingDown) return fail(adminShutdown())

@@ -48,6 +48,32 @@ export interface ConnectionServices {
 
 type Phase = 'startup' | 'auth' | 'ready' | 'closed'
 
+/** What a message yields: output to relay, or undefined when it was handled with none due. */
+type MessageOutputs = AsyncIterable<MessageOutput> | undefined
+
+/** Frontend message type bytes handled once the connection is ready. */
+const Frontend = {
+  Query: 0x51,
+  Parse: 0x50,
+  Bind: 0x42,
+  Describe: 0x44,
+  Execute: 0x45,
+  Close: 0x43,
+  Sync: 0x53,
+  Flush: 0x48,
+  Terminate: 0x58,
+  CopyData: 0x64,
+  CopyDone: 0x63,
+  CopyFail: 0x66,
+  FunctionCall: 0x46,
+} as const
+
+/** A promise of no output as an output stream (its rejection becomes the error reply). */
+function settled(pending: Promise<void>): AsyncIterable<MessageOutput> {
+  const done = { done: true, value: undefined } as const
+  return { [Symbol.asyncIterator]: () => ({ next: () => pending.then(() => done) }) }
+}
+
 let nextConnectionId = 0
 
 /**
@@ -73,41 +99,34 @@ export class ConnectionHandler implements MessageHandler {
     this.#services = services
   }
 
-  /** Handles one client message. */
-  onMessage(bytes: Buffer, state: ClientState): AsyncIterable<MessageOutput> {
-    return this.#respond(bytes, state)
+  /**
+   * Handles one client message. Once ready, the extended protocol's Parse, Bind, Describe,
+   * Execute and Close only queue upstream messages: they are handled synchronously and answer
+   * undefined (no output yet), which keeps a round trip's five messages off the promise machinery.
+   */
+  onMessage(bytes: Buffer, state: ClientState): MessageOutputs {
+    return this.#phase === 'ready' ? this.#ready(bytes) : this.#dispatch(bytes, state)
   }
 
-  /** Runs one message's handler; errors become ErrorResponses, FATAL ones close the socket. */
-  async *#respond(
-    bytes: Uint8Array,
-    state: ClientState,
-  ): AsyncGenerator<Uint8Array | typeof CLOSE> {
-    try {
-      yield* this.#dispatch(bytes, state)
-    } catch (error) {
-      const fatal = !(error instanceof WireError) || error.fatal
-      if (!(error instanceof WireError)) this.#services.log('data plane: internal error', error)
-      const fields = fatal ? { ...toWireFields(error), severity: 'FATAL' } : toWireFields(error)
-      yield errorResponse(fields)
-      if (fatal) {
-        await this.close()
-        yield CLOSE
-      } else yield readyForQuery(this.#ctx?.relay.status ?? 'I')
-    }
+  /** Errors become ErrorResponses; FATAL ones (and internal errors) close the connection. */
+  async *onFailure(error: unknown): AsyncGenerator<MessageOutput> {
+    const fatal = !(error instanceof WireError) || error.fatal
+    if (!(error instanceof WireError)) this.#services.log('data plane: internal error', error)
+    const fields = fatal ? { ...toWireFields(error), severity: 'FATAL' } : toWireFields(error)
+    yield errorResponse(fields)
+    if (fatal) {
+      await this.close()
+      yield CLOSE
+    } else yield readyForQuery(this.#ctx?.relay.status ?? 'I')
   }
 
-  async *#dispatch(
-    bytes: Uint8Array,
-    state: ClientState,
-  ): AsyncGenerator<Uint8Array | typeof CLOSE> {
+  async *#dispatch(bytes: Uint8Array, state: ClientState): AsyncGenerator<MessageOutput> {
     switch (this.#phase) {
       case 'startup':
         return yield* this.#startup(bytes, state)
       case 'auth':
         return yield* this.#authenticate(bytes)
       case 'ready':
-        return yield* this.#ready(bytes)
       case 'closed':
         return
     }
@@ -219,43 +238,50 @@ export class ConnectionHandler implements MessageHandler {
     ])
   }
 
-  async *#ready(bytes: Uint8Array): AsyncGenerator<Uint8Array | typeof CLOSE> {
+  #ready(bytes: Uint8Array): MessageOutputs {
     const ctx = this.#ctx
     const extended = this.#extended
     if (!ctx || !extended) throw violation('connection is not ready')
     if (!this.#upstream?.alive) {
       throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
     }
-    const code = String.fromCharCode(bytes[0] ?? 0)
+    const code = bytes[0] ?? 0
     const reader = new WireReader(bytes)
     switch (code) {
-      case 'Q':
-        return yield* simpleQuery(ctx, extended, reader.cstring())
-      case 'P':
-      case 'B':
-      case 'D':
-      case 'E':
-      case 'C':
-      case 'S':
-      case 'H':
-        return yield* extended.handle(code, reader, bytes)
-      case 'X':
-        await this.close()
-        yield CLOSE
-        return
-      case 'd':
-      case 'c':
-      case 'f':
+      case Frontend.Parse:
+      case Frontend.Bind:
+      case Frontend.Describe:
+      case Frontend.Execute:
+      case Frontend.Close: {
+        const later = extended.handle(code, reader, bytes)
+        return later && settled(later)
+      }
+      case Frontend.Sync:
+        return extended.sync()
+      case Frontend.Flush:
+        return extended.flush()
+      case Frontend.Query:
+        return simpleQuery(ctx, extended, reader.cstring())
+      case Frontend.Terminate:
+        return this.#terminate()
+      case Frontend.CopyData:
+      case Frontend.CopyDone:
+      case Frontend.CopyFail:
         // COPY is never started, so stray COPY messages are ignored, as PostgreSQL does.
-        return
-      case 'F':
+        return undefined
+      case Frontend.FunctionCall:
         throw WireError.error(
           WireSqlState.FeatureNotSupported,
           'feature not supported: function call',
         )
       default:
-        throw violation(`invalid frontend message type ${bytes[0] ?? 0}`)
+        throw violation(`invalid frontend message type ${code}`)
     }
+  }
+
+  async *#terminate(): AsyncGenerator<MessageOutput> {
+    await this.close()
+    yield CLOSE
   }
 
   /** Releases the upstream session and unregisters the connection; safe to call twice. */

@@ -8,6 +8,13 @@ import { WireError, WireSqlState } from './wire-error.js'
 import type { WireReader } from './wire-reader.js'
 import { WireWriter } from './wire-writer.js'
 
+const [PARSE, BIND, DESCRIBE, EXECUTE, CLOSE] = ['P', 'B', 'D', 'E', 'C'].map((c) =>
+  c.charCodeAt(0),
+) as [number, number, number, number, number]
+/** Messages that rewrite or look up statements: the session must be current for them. */
+const NEEDS_SESSION = new Set([PARSE, BIND, DESCRIBE])
+const SYNC = serialize.sync()
+
 /** A client's prepared statement and the upstream statement that carries its rewritten SQL. */
 interface Prepared {
   upstreamName: string
@@ -55,27 +62,51 @@ export class ExtendedProtocol {
     return this.#skipping || this.#ctx.relay.skipToSync
   }
 
-  /** Handles one extended-protocol message; yields output at Sync and Flush. */
-  async *handle(code: string, reader: WireReader, bytes: Uint8Array): AsyncGenerator<Buffer> {
-    switch (code) {
-      case 'P':
-        return await this.#parse(reader)
-      case 'B':
-        return await this.#bind(reader)
-      case 'D':
-        return await this.#describe(reader)
-      case 'E':
-        return this.#execute(reader, bytes)
-      case 'C':
-        return this.#close(reader)
-      case 'S':
-        this.#skipping = false
-        this.#ctx.relay.send(serialize.sync(), { terminals: 'Z' })
-        return yield* this.#ctx.relay.drain()
-      case 'H':
-        this.#ctx.relay.flush()
-        return yield* this.#ctx.relay.drain()
+  /**
+   * Handles Parse, Bind, Describe, Execute or Close: they only queue upstream messages, so they
+   * run synchronously, unless the session must be rebuilt first (a change arrived): only then is
+   * a promise returned.
+   */
+  handle(code: number, reader: WireReader, bytes: Uint8Array): Promise<void> | undefined {
+    const { live } = this.#ctx
+    if (NEEDS_SESSION.has(code) && !live.fresh && !this.#ignoring) {
+      return live.current().then(() => this.#handleNow(code, reader, bytes))
     }
+    this.#handleNow(code, reader, bytes)
+    return undefined
+  }
+
+  #handleNow(code: number, reader: WireReader, bytes: Uint8Array): void {
+    switch (code) {
+      case PARSE:
+        this.#parse(reader)
+        return
+      case BIND:
+        this.#bind(reader)
+        return
+      case DESCRIBE:
+        this.#describe(reader)
+        return
+      case EXECUTE:
+        this.#execute(reader, bytes)
+        return
+      case CLOSE:
+        this.#close(reader)
+        return
+    }
+  }
+
+  /** Sync: ends the batch upstream and relays every answer due, up to ReadyForQuery. */
+  sync(): AsyncGenerator<Buffer> {
+    this.#skipping = false
+    this.#ctx.relay.send(SYNC, { terminals: 'Z' })
+    return this.#ctx.relay.drain()
+  }
+
+  /** Flush: asks the upstream for what it has buffered and relays the answers due. */
+  flush(): AsyncGenerator<Buffer> {
+    this.#ctx.relay.flush()
+    return this.#ctx.relay.drain()
   }
 
   #fail(error: unknown): void {
@@ -85,21 +116,22 @@ export class ExtendedProtocol {
     this.#skipping = true
   }
 
-  async #parse(reader: WireReader): Promise<void> {
+  #parse(reader: WireReader): void {
     const name = reader.cstring()
     const sql = reader.cstring()
     const count = reader.int16()
     const types = Array.from({ length: Math.max(0, count) }, () => reader.int32())
     if (this.#ignoring) return
     const started = performance.now()
-    const session = await this.#ctx.live.current()
+    const session = this.#ctx.live.compiled
     if (name !== '' && this.#statements.has(name)) {
-      return this.#fail(
+      this.#fail(
         WireError.error(
           WireSqlState.DuplicatePreparedStatement,
           `prepared statement "${name}" already exists`,
         ),
       )
+      return
     }
     const statement = this.#rewriteOne(sql, session, started)
     if (statement === null) return
@@ -178,7 +210,7 @@ export class ExtendedProtocol {
   }
 
   /** Looks a statement up, preparing it again first when the session was rebuilt since. */
-  async #statement(name: string): Promise<Prepared | null> {
+  #statement(name: string): Prepared | null {
     const prepared = this.#statements.get(name)
     if (!prepared) {
       this.#fail(
@@ -191,9 +223,9 @@ export class ExtendedProtocol {
       )
       return null
     }
-    const started = performance.now()
-    const session = await this.#ctx.live.current()
+    const session = this.#ctx.live.compiled
     if (prepared.session === session) return prepared
+    const started = performance.now()
     const statement = this.#rewriteOne(prepared.originalSql, session, started)
     if (statement === null) return null
     prepared.statement = statement
@@ -203,12 +235,12 @@ export class ExtendedProtocol {
     return prepared
   }
 
-  async #bind(reader: WireReader): Promise<void> {
+  #bind(reader: WireReader): void {
     const portal = reader.cstring()
     const name = reader.cstring()
     const rest = reader.rest()
     if (this.#ignoring) return
-    const prepared = await this.#statement(name)
+    const prepared = this.#statement(name)
     if (!prepared) return
     const frame = new WireWriter(rest.length + 64)
       .cstring(portal)
@@ -219,12 +251,12 @@ export class ExtendedProtocol {
     this.#ctx.relay.send(frame, { terminals: '2', originalSql: prepared.originalSql })
   }
 
-  async #describe(reader: WireReader): Promise<void> {
+  #describe(reader: WireReader): void {
     const type = String.fromCharCode(reader.byte())
     const name = reader.cstring()
     if (this.#ignoring) return
     if (type === 'S') {
-      const prepared = await this.#statement(name)
+      const prepared = this.#statement(name)
       if (!prepared) return
       this.#ctx.relay.send(serialize.describe({ type: 'S', name: prepared.upstreamName }), {
         terminals: 'Tn',

@@ -1,3 +1,4 @@
+import { asBuffer } from './as-buffer.js'
 import { violation } from './wire-reader.js'
 
 /** Request codes of the untyped first messages (protocol 3.0). */
@@ -11,12 +12,12 @@ export const StartupCode = {
 /** The request code of an untyped startup-phase message. */
 export function startupCode(bytes: Uint8Array): number {
   if (bytes.byteLength < 8) throw violation('invalid startup packet layout')
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).readInt32BE(4)
+  return asBuffer(bytes).readInt32BE(4)
 }
 
 /** Parses the name/value pairs of a StartupMessage. */
 export function startupParameters(bytes: Uint8Array): Map<string, string> {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const buf = asBuffer(bytes)
   const params = new Map<string, string>()
   let pos = 8
   for (;;) {
@@ -35,6 +36,6 @@ export function startupParameters(bytes: Uint8Array): Map<string, string> {
 /** The process id and secret of a CancelRequest. */
 export function cancelKey(bytes: Uint8Array): { processId: number; secretKey: number } {
   if (bytes.byteLength !== 16) throw violation('invalid length of cancel request')
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const buf = asBuffer(bytes)
   return { processId: buf.readInt32BE(8), secretKey: buf.readInt32BE(12) }
 }

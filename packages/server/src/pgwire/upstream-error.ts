@@ -1,4 +1,5 @@
 import type { UpstreamErrorFields } from '@palisade/core'
+import { asBuffer } from './as-buffer.js'
 
 /** ErrorResponse/NoticeResponse field codes, as pg-protocol names them. */
 const FIELDS: Readonly<Record<string, keyof UpstreamErrorFields>> = {
@@ -20,7 +21,7 @@ const FIELDS: Readonly<Record<string, keyof UpstreamErrorFields>> = {
 
 /** Decodes the fields of an upstream ErrorResponse or NoticeResponse frame. */
 export function decodeErrorFields(frame: Uint8Array): UpstreamErrorFields {
-  const buf = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength)
+  const buf = asBuffer(frame)
   const out: UpstreamErrorFields = { message: '' }
   let pos = 5
   while (pos < buf.length) {

@@ -1,6 +1,7 @@
 import { type CompiledSession, type ScrubbedError, scrubUpstreamError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import type { BackendFrame, UpstreamSession } from '../upstream/upstream.types.js'
+import { asBuffer } from './as-buffer.js'
 import type { TransactionStatus } from './backend-messages.js'
 import { errorResponse } from './error-response.js'
 import { decodeErrorFields } from './upstream-error.js'
@@ -12,6 +13,17 @@ const N = code('N')
 const Z = code('Z')
 /** Messages the backend may send at any time; they never end a pending request. */
 const ASYNC = new Set([code('N'), code('S'), code('A')])
+
+/** The codes of a `terminals` string, built once per distinct string (there are a handful). */
+const terminalSets = new Map<string, ReadonlySet<number>>()
+function terminalCodes(terminals: string): ReadonlySet<number> {
+  let codes = terminalSets.get(terminals)
+  if (!codes) {
+    codes = new Set([...terminals].map(code))
+    terminalSets.set(terminals, codes)
+  }
+  return codes
+}
 
 /** Flush output to the client once this many bytes are buffered. */
 const CHUNK = 64 * 1024
@@ -36,7 +48,7 @@ export interface UpstreamRequest {
 
 type Pending =
   | { local: Buffer }
-  | { request: UpstreamRequest; terminals: Set<number>; failed?: ScrubbedError }
+  | { request: UpstreamRequest; terminals: ReadonlySet<number>; failed?: ScrubbedError }
 
 /**
  * Relays one client connection's requests to its upstream session in order. Proxy-made answers
@@ -75,7 +87,7 @@ export class UpstreamRelay {
   send(frames: Uint8Array, request: UpstreamRequest): void {
     this.#upstream.send(frames)
     if (request.terminals.includes('Z')) this.#skipToSync = false
-    this.#pending.push({ request, terminals: new Set([...request.terminals].map(code)) })
+    this.#pending.push({ request, terminals: terminalCodes(request.terminals) })
   }
 
   /** Asks the upstream to send what it has buffered (Flush); no answer of its own is due. */
@@ -118,7 +130,7 @@ export class UpstreamRelay {
     let out: Buffer[] = []
     let size = 0
     const emit = (bytes: Uint8Array) => {
-      out.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+      out.push(asBuffer(bytes))
       size += bytes.byteLength
     }
     while (this.#pending.length > 0) {

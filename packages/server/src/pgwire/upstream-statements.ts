@@ -20,7 +20,10 @@ export class UpstreamStatements {
 
   /** The upstream statement for `sql` and `types`; `prepare` when a Parse must be sent for it. */
   acquire(sql: string, types: readonly number[]): { name: string; prepare: boolean } {
-    const key = `${types.join(',')}\u0000${sql}`
+    // Without parameter types (what most drivers send) the SQL itself is the key: the rewrite
+    // cache hands out the same string each time, so V8 hashes it once, not per execution.
+    // SQL never contains NUL, so typed keys cannot collide with untyped ones.
+    const key = types.length === 0 ? sql : `${types.join(',')}\u0000${sql}`
     const cached = this.#byKey.get(key)
     if (cached !== undefined) {
       this.#byKey.delete(key)

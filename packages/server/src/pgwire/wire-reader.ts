@@ -1,3 +1,4 @@
+import { asBuffer } from './as-buffer.js'
 import { WireError, WireSqlState } from './wire-error.js'
 
 /**
@@ -9,7 +10,7 @@ export class WireReader {
   #pos: number
 
   constructor(bytes: Uint8Array, offset = 5) {
-    this.#buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    this.#buf = asBuffer(bytes)
     this.#pos = offset
   }
 

@@ -1,10 +1,14 @@
-/** Builds wire-protocol messages: a one-byte code, an int32 length, then the body. */
+const HEADER = 5
+
+/** Builds one wire-protocol message: a one-byte code, an int32 length, then the body. */
 export class WireWriter {
   #buf: Buffer
-  #len = 0
+
+  // The first five bytes are left for the code and length, filled in by `message`.
+  #len = HEADER
 
   constructor(size = 256) {
-    this.#buf = Buffer.allocUnsafe(size)
+    this.#buf = Buffer.allocUnsafe(size + HEADER)
   }
 
   #ensure(extra: number): void {
@@ -59,10 +63,8 @@ export class WireWriter {
 
   /** Returns the message with its code and length header. */
   message(code: string): Buffer {
-    const out = Buffer.allocUnsafe(this.#len + 5)
-    out[0] = code.charCodeAt(0)
-    out.writeInt32BE(this.#len + 4, 1)
-    this.#buf.copy(out, 5, 0, this.#len)
-    return out
+    this.#buf[0] = code.charCodeAt(0)
+    this.#buf.writeInt32BE(this.#len - 1, 1)
+    return this.#buf.subarray(0, this.#len)
   }
 }

@@ -3,13 +3,17 @@ import type { BackendFrame } from './upstream.types.js'
 /** A queue of backend frames with one waiting reader; a failure rejects the reader. */
 export class FrameQueue {
   #frames: BackendFrame[] = []
+  #bytes = 0
   #waiter: { resolve: (f: BackendFrame[]) => void; reject: (e: Error) => void } | undefined
   #failure: Error | undefined
 
   /** Adds frames and wakes the reader. */
   push(frames: readonly BackendFrame[]): void {
     if (frames.length === 0) return
-    for (const f of frames) this.#frames.push(f)
+    for (const f of frames) {
+      this.#frames.push(f)
+      this.#bytes += f.bytes.byteLength
+    }
     const waiter = this.#waiter
     if (waiter) {
       this.#waiter = undefined
@@ -28,6 +32,12 @@ export class FrameQueue {
   /** Drops anything queued (the session goes back to a pool). */
   clear(): void {
     this.#frames = []
+    this.#bytes = 0
+  }
+
+  /** Bytes of the frames queued and not yet read. */
+  get bufferedBytes(): number {
+    return this.#bytes
   }
 
   /** Resolves with every queued frame, waiting for at least one. */
@@ -42,6 +52,7 @@ export class FrameQueue {
   #take(): BackendFrame[] {
     const out = this.#frames
     this.#frames = []
+    this.#bytes = 0
     return out
   }
 }

@@ -1,3 +1,4 @@
+import { asBuffer } from '../pgwire/as-buffer.js'
 import type { BackendFrame } from './upstream.types.js'
 
 /**
@@ -9,7 +10,7 @@ export class FrameSplitter {
 
   /** Adds bytes and returns the complete frames now available. */
   push(chunk: Uint8Array): BackendFrame[] {
-    let buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    let buf = asBuffer(chunk)
     if (this.#pending) buf = Buffer.concat([this.#pending, buf])
     const frames: BackendFrame[] = []
     let pos = 0

@@ -7,6 +7,12 @@ import type { BackendFrame, PostgresUpstreamConfig, UpstreamSession } from './up
 const Z = 'Z'.charCodeAt(0)
 
 /**
+ * Reading from the upstream pauses once this much of its answer waits unread: a client that
+ * reads a large result slowly holds this much in the proxy, and PostgreSQL waits for the rest.
+ */
+export const UPSTREAM_HIGH_WATER = 1024 * 1024
+
+/**
  * One pooled PostgreSQL backend at message level: frames out, frames in. `release` hands it
  * back through `onRelease`, which cleans it (rollback, reset) before another client gets it.
  */
@@ -38,6 +44,7 @@ export class PostgresSession implements UpstreamSession {
         for (const f of frames)
           if (f.code === Z) this.#status = String.fromCharCode(f.bytes[5] ?? 73)
         this.#queue.push(frames)
+        if (this.#queue.bufferedBytes >= UPSTREAM_HIGH_WATER) socket.pause()
       } catch (error) {
         this.#lose(error as Error)
       }
@@ -73,7 +80,10 @@ export class PostgresSession implements UpstreamSession {
 
   read(): Promise<BackendFrame[]> {
     this.#writeOutgoing()
-    return this.#queue.read()
+    const frames = this.#queue.read()
+    // What was queued is taken now: read on.
+    if (this.#backend.socket.isPaused()) this.#backend.socket.resume()
+    return frames
   }
 
   #writeOutgoing(): void {
