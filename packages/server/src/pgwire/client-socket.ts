@@ -6,11 +6,21 @@ import { errorResponse } from './error-response.js'
 import { StartupCode } from './startup.js'
 import { WireError, WireSqlState } from './wire-error.js'
 
-/** Ends the connection once the output before it is sent. */
-export const CLOSE: unique symbol = Symbol('close connection')
-
-/** What a message handler yields: output bytes, or `CLOSE`. */
-export type MessageOutput = Uint8Array | typeof CLOSE
+/**
+ * Where a handler writes its replies. Writes are queued and sent together when the message ends
+ * a round trip, so a handler writes each piece as it has it.
+ */
+export interface ClientOutput {
+  /**
+   * Queues bytes for the client. Returns a promise when the client is slow to read: producing
+   * more output should wait for it (backpressure); otherwise undefined.
+   */
+  write(bytes: Uint8Array): Promise<void> | undefined
+  /** Ends the connection once the output queued before it is sent. */
+  close(): void
+  /** True once the connection has ended: the client is gone, produce nothing more. */
+  readonly ended: boolean
+}
 
 /** What the socket layer tells the handler about the connection. */
 export interface ClientState {
@@ -21,15 +31,16 @@ export interface ClientState {
 /** The protocol state machine behind a socket (ConnectionHandler). */
 export interface MessageHandler {
   /**
-   * Handles one message; its output is written in order, `CLOSE` ends the connection. Undefined
-   * means the message was handled at once with no output (most extended-protocol messages).
+   * Handles one message, writing its replies to `out`. Returns a promise only when it has to
+   * wait (for the upstream's answer, the store, a slow client); most extended-protocol messages
+   * are handled at once.
    */
-  onMessage(message: Buffer, state: ClientState): AsyncIterable<MessageOutput> | undefined
+  onMessage(message: Buffer, state: ClientState, out: ClientOutput): Promise<void> | undefined
   /**
-   * The reply when handling a message failed (thrown by `onMessage` or while its output was
-   * produced): an ErrorResponse, and `CLOSE` when the error is fatal.
+   * Replies when handling a message failed (thrown by `onMessage` or rejected by its promise):
+   * an ErrorResponse, and closing the connection when the error is fatal.
    */
-  onFailure(error: unknown): AsyncIterable<MessageOutput>
+  onFailure(error: unknown, out: ClientOutput): Promise<void>
   /** Releases what the connection holds; safe to call more than once. */
   close(): Promise<void>
 }
@@ -98,11 +109,12 @@ export function serveClient(
       stream.once('drain', done)
       stream.once('close', done)
     })
-  const emit = async (bytes: Uint8Array): Promise<void> => {
-    if (bytes.byteLength === 0) return
+  const emit = (bytes: Uint8Array): Promise<void> | undefined => {
+    if (bytes.byteLength === 0 || ended) return undefined
     out.push(asBuffer(bytes))
     outSize += bytes.byteLength
-    if (outSize >= HIGH_WATER && !flush() && !ended) await drained()
+    if (outSize >= HIGH_WATER && !flush() && !ended) return drained()
+    return undefined
   }
   const finish = (): void => {
     if (ended) return
@@ -155,21 +167,12 @@ export function serveClient(
       return tls
     },
   }
-  const relayOutput = async (
-    output: AsyncIterable<MessageOutput>,
-    failed = false,
-  ): Promise<void> => {
-    try {
-      for await (const chunk of output) {
-        if (chunk === CLOSE) return finish()
-        // The client is gone: stop producing its output (the handler audits what was cut short).
-        if (ended) return
-        await emit(chunk)
-      }
-    } catch (error) {
-      if (failed) throw error
-      await relayOutput(handler.onFailure(error), true)
-    }
+  const output: ClientOutput = {
+    write: emit,
+    close: finish,
+    get ended() {
+      return ended
+    },
   }
   const handleStartup = async (message: Buffer): Promise<void> => {
     const code = message.readInt32BE(4)
@@ -178,27 +181,30 @@ export function serveClient(
       reader.typed = true
       if (options.refuse) throw options.refuse
     }
-    const output = respond(message)
-    if (output) await relayOutput(output)
+    await respond(message)
   }
-  /** The handler's output for a message, or its failure reply when it throws at once. */
-  const respond = (message: Buffer): AsyncIterable<MessageOutput> | undefined => {
+  /** Runs the handler on a message; its failure reply when it throws or rejects. */
+  const respond = (message: Buffer): Promise<void> | undefined => {
+    let pending: Promise<void> | undefined
     try {
-      return handler.onMessage(message, state)
+      pending = handler.onMessage(message, state, output)
     } catch (error) {
-      return handler.onFailure(error)
+      return handler.onFailure(error, output)
     }
+    return pending?.catch((error: unknown) => handler.onFailure(error, output))
   }
-  /** Handles one message; a promise only when it has output to wait for. */
+  /** Handles one message; a promise only when the handler has to wait. */
   const handle = (message: Buffer): Promise<void> | undefined => {
     if (!reader.typed) return handleStartup(message)
-    const output = respond(message)
-    if (!output) return undefined
+    const pending = respond(message)
     const type = message[0]
     // Round-trip ends (Query, Sync, Flush) are sent at once, as PostgreSQL does.
-    const roundTrip = type === 0x51 || type === 0x53 || type === 0x48
-    if (!roundTrip) return relayOutput(output)
-    return relayOutput(output).then(() => {
+    if (type !== 0x51 && type !== 0x53 && type !== 0x48) return pending
+    if (!pending) {
+      flush()
+      return undefined
+    }
+    return pending.then(() => {
       flush()
     })
   }

@@ -16,12 +16,7 @@ import {
   readyForQuery,
 } from './backend-messages.js'
 import type { CancelRegistry } from './cancel-registry.js'
-import {
-  CLOSE,
-  type ClientState,
-  type MessageHandler,
-  type MessageOutput,
-} from './client-socket.js'
+import type { ClientOutput, ClientState, MessageHandler } from './client-socket.js'
 import type { ConnectionContext } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import { ExtendedProtocol } from './extended-protocol.js'
@@ -48,9 +43,6 @@ export interface ConnectionServices {
 
 type Phase = 'startup' | 'auth' | 'ready' | 'closed'
 
-/** What a message yields: output to relay, or undefined when it was handled with none due. */
-type MessageOutputs = AsyncIterable<MessageOutput> | undefined
-
 /** Frontend message type bytes handled once the connection is ready. */
 const Frontend = {
   Query: 0x51,
@@ -67,12 +59,6 @@ const Frontend = {
   CopyFail: 0x66,
   FunctionCall: 0x46,
 } as const
-
-/** A promise of no output as an output stream (its rejection becomes the error reply). */
-function settled(pending: Promise<void>): AsyncIterable<MessageOutput> {
-  const done = { done: true, value: undefined } as const
-  return { [Symbol.asyncIterator]: () => ({ next: () => pending.then(() => done) }) }
-}
 
 let nextConnectionId = 0
 
@@ -104,48 +90,42 @@ export class ConnectionHandler implements MessageHandler {
    * Execute and Close only queue upstream messages: they are handled synchronously and answer
    * undefined (no output yet), which keeps a round trip's five messages off the promise machinery.
    */
-  onMessage(bytes: Buffer, state: ClientState): MessageOutputs {
-    return this.#phase === 'ready' ? this.#ready(bytes) : this.#dispatch(bytes, state)
-  }
-
-  /** Errors become ErrorResponses; FATAL ones (and internal errors) close the connection. */
-  async *onFailure(error: unknown): AsyncGenerator<MessageOutput> {
-    const fatal = !(error instanceof WireError) || error.fatal
-    if (!(error instanceof WireError)) this.#services.log('data plane: internal error', error)
-    const fields = fatal ? { ...toWireFields(error), severity: 'FATAL' } : toWireFields(error)
-    yield errorResponse(fields)
-    if (fatal) {
-      await this.close()
-      yield CLOSE
-    } else yield readyForQuery(this.#ctx?.relay.status ?? 'I')
-  }
-
-  async *#dispatch(bytes: Uint8Array, state: ClientState): AsyncGenerator<MessageOutput> {
+  onMessage(bytes: Buffer, state: ClientState, out: ClientOutput): Promise<void> | undefined {
     switch (this.#phase) {
-      case 'startup':
-        return yield* this.#startup(bytes, state)
-      case 'auth':
-        return yield* this.#authenticate(bytes)
       case 'ready':
+        return this.#ready(bytes, out)
+      case 'startup':
+        return this.#startup(bytes, state, out)
+      case 'auth':
+        return this.#authenticate(bytes, out)
       case 'closed':
-        return
+        return undefined
     }
   }
 
-  async *#startup(
-    bytes: Uint8Array,
-    state: ClientState,
-  ): AsyncGenerator<Uint8Array | typeof CLOSE> {
+  /** Errors become ErrorResponses; FATAL ones (and internal errors) close the connection. */
+  async onFailure(error: unknown, out: ClientOutput): Promise<void> {
+    const fatal = !(error instanceof WireError) || error.fatal
+    if (!(error instanceof WireError)) this.#services.log('data plane: internal error', error)
+    const fields = fatal ? { ...toWireFields(error), severity: 'FATAL' } : toWireFields(error)
+    out.write(errorResponse(fields))
+    if (fatal) {
+      await this.close()
+      out.close()
+    } else out.write(readyForQuery(this.#ctx?.relay.status ?? 'I'))
+  }
+
+  async #startup(bytes: Uint8Array, state: ClientState, out: ClientOutput): Promise<void> {
     const code = startupCode(bytes)
     if (code === StartupCode.GssEncRequest) {
-      yield Buffer.from('N')
+      out.write(Buffer.from('N'))
       return
     }
     if (code === StartupCode.CancelRequest) {
       const { processId, secretKey } = cancelKey(bytes)
       await this.#services.cancels.cancel(processId, secretKey)
       this.#phase = 'closed'
-      yield CLOSE
+      out.close()
       return
     }
     if (code !== StartupCode.Protocol30) {
@@ -168,24 +148,20 @@ export class ConnectionHandler implements MessageHandler {
     const { backend } = this.#services
     this.#scram = new ScramServer(user, () => backend.scramCredentials(user))
     this.#phase = 'auth'
-    yield authenticationSasl()
+    out.write(authenticationSasl())
   }
 
-  async *#authenticate(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  async #authenticate(bytes: Uint8Array, out: ClientOutput): Promise<void> {
     if (bytes[0] !== 'p'.charCodeAt(0) || !this.#scram) {
       throw violation('expected SASL response')
     }
     const { reply, done } = await this.#scram.step(new WireReader(bytes))
-    if (!done) {
-      yield reply
-      return
-    }
-    yield reply
-    yield* this.#connect()
+    out.write(reply)
+    if (done) await this.#connect(out)
   }
 
   /** Connect steps after authentication (admin-api 17.1): datasource, access, compile, upstream. */
-  async *#connect(): AsyncGenerator<Uint8Array> {
+  async #connect(out: ClientOutput): Promise<void> {
     const { backend, sessions, upstreams, cancels } = this.#services
     const changesBefore = sessions.changeCount
     const input = await backend.buildSession(this.#username, this.#database)
@@ -227,18 +203,20 @@ export class ConnectionHandler implements MessageHandler {
     this.#cleanups.push(key.unregister)
     backend.recordLogin?.(live.userId)
     this.#phase = 'ready'
-    yield Buffer.concat([
-      authenticationOk(),
-      ...initialParameterStatus(upstream.parameters, {
-        username: live.username,
-        applicationName: this.#applicationName,
-      }),
-      backendKeyData(key.processId, key.secretKey),
-      readyForQuery('I'),
-    ])
+    out.write(
+      Buffer.concat([
+        authenticationOk(),
+        ...initialParameterStatus(upstream.parameters, {
+          username: live.username,
+          applicationName: this.#applicationName,
+        }),
+        backendKeyData(key.processId, key.secretKey),
+        readyForQuery('I'),
+      ]),
+    )
   }
 
-  #ready(bytes: Uint8Array): MessageOutputs {
+  #ready(bytes: Uint8Array, out: ClientOutput): Promise<void> | undefined {
     const ctx = this.#ctx
     const extended = this.#extended
     if (!ctx || !extended) throw violation('connection is not ready')
@@ -252,18 +230,16 @@ export class ConnectionHandler implements MessageHandler {
       case Frontend.Bind:
       case Frontend.Describe:
       case Frontend.Execute:
-      case Frontend.Close: {
-        const later = extended.handle(code, reader, bytes)
-        return later && settled(later)
-      }
+      case Frontend.Close:
+        return extended.handle(code, reader, bytes)
       case Frontend.Sync:
-        return extended.sync()
+        return extended.sync(out)
       case Frontend.Flush:
-        return extended.flush()
+        return extended.flush(out)
       case Frontend.Query:
-        return simpleQuery(ctx, extended, reader.cstring())
+        return simpleQuery(ctx, extended, reader.cstring(), out)
       case Frontend.Terminate:
-        return this.#terminate()
+        return this.#terminate(out)
       case Frontend.CopyData:
       case Frontend.CopyDone:
       case Frontend.CopyFail:
@@ -279,9 +255,9 @@ export class ConnectionHandler implements MessageHandler {
     }
   }
 
-  async *#terminate(): AsyncGenerator<MessageOutput> {
+  async #terminate(out: ClientOutput): Promise<void> {
     await this.close()
-    yield CLOSE
+    out.close()
   }
 
   /** Releases the upstream session and unregisters the connection; safe to call twice. */

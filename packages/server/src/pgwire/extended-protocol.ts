@@ -1,6 +1,7 @@
 import { type CompiledSession, type RewrittenStatement, rewrite } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import { closeComplete, commandComplete, parseComplete } from './backend-messages.js'
+import type { ClientOutput } from './client-socket.js'
 import type { ConnectionContext } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import { UpstreamStatements } from './upstream-statements.js'
@@ -97,16 +98,16 @@ export class ExtendedProtocol {
   }
 
   /** Sync: ends the batch upstream and relays every answer due, up to ReadyForQuery. */
-  sync(): AsyncGenerator<Buffer> {
+  sync(out: ClientOutput): Promise<void> {
     this.#skipping = false
     this.#ctx.relay.send(SYNC, { terminals: 'Z' })
-    return this.#ctx.relay.drain()
+    return this.#ctx.relay.drainTo(out)
   }
 
   /** Flush: asks the upstream for what it has buffered and relays the answers due. */
-  flush(): AsyncGenerator<Buffer> {
+  flush(out: ClientOutput): Promise<void> {
     this.#ctx.relay.flush()
-    return this.#ctx.relay.drain()
+    return this.#ctx.relay.drainTo(out)
   }
 
   #fail(error: unknown): void {

@@ -1,6 +1,7 @@
 import { type RewrittenStatement, rewrite } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import { emptyQueryResponse, readyForQuery } from './backend-messages.js'
+import type { ClientOutput } from './client-socket.js'
 import { type ConnectionContext, quoteLiteral } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import type { ExtendedProtocol } from './extended-protocol.js'
@@ -12,11 +13,12 @@ import { WireError } from './wire-error.js'
  * its own audit row and time, and the run stops at the first error as PostgreSQL's does.
  * @see https://www.postgresql.org/docs/current/protocol-flow.html#PROTOCOL-FLOW-SIMPLE-QUERY
  */
-export async function* simpleQuery(
+export async function simpleQuery(
   ctx: ConnectionContext,
   extended: ExtendedProtocol,
   sql: string,
-): AsyncGenerator<Buffer> {
+  out: ClientOutput,
+): Promise<void> {
   const { relay, audit } = ctx
   let started = performance.now()
   const session = await ctx.live.current()
@@ -28,12 +30,14 @@ export async function* simpleQuery(
     // Policy/audit stage first: the rejection is audited before the client hears of it.
     audit.rejected(sql, error, performance.now() - started)
     relay.abortTransaction(true)
-    yield* relay.drain()
-    yield Buffer.concat([errorResponse(toWireFields(error)), readyForQuery(relay.status)])
+    await relay.drainTo(out)
+    out.write(errorResponse(toWireFields(error)))
+    out.write(readyForQuery(relay.status))
     return
   }
   if (statements.length === 0) {
-    yield Buffer.concat([emptyQueryResponse(), readyForQuery(relay.status)])
+    out.write(emptyQueryResponse())
+    out.write(readyForQuery(relay.status))
     return
   }
   let failed = false
@@ -56,8 +60,8 @@ export async function* simpleQuery(
         if (error instanceof WireError && error.fatal) throw error
         audit.rejected(statement.originalSql, error, performance.now() - started)
         relay.abortTransaction(true)
-        yield* relay.drain()
-        yield errorResponse(toWireFields(error))
+        await relay.drainTo(out)
+        out.write(errorResponse(toWireFields(error)))
         failed = true
         continue
       }
@@ -76,7 +80,7 @@ export async function* simpleQuery(
       })
     }
     try {
-      yield* relay.drain()
+      await relay.drainTo(out)
     } finally {
       if (!answered) upstreamError = 'the connection ended before the answer was complete'
       // Also when the client or the upstream went away mid-answer (the relay then ends the
@@ -90,13 +94,15 @@ export async function* simpleQuery(
         errorMessage: upstreamError ?? null,
       })
     }
+    // The client is gone: run nothing more (closing the connection audits what is still due).
+    if (out.ended) return
     if (upstreamError !== undefined) failed = true
     else if (statement.setting?.name === 'application_name') {
       audit.clientInfo = statement.setting.value ?? ctx.startupApplicationName
     }
     started = performance.now()
   }
-  yield readyForQuery(relay.status)
+  out.write(readyForQuery(relay.status))
 }
 
 /** The SQL sent upstream; `RESET application_name` returns to the client's startup value. */

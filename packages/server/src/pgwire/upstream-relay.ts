@@ -1,8 +1,8 @@
 import { type CompiledSession, type ScrubbedError, scrubUpstreamError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import type { BackendFrame, UpstreamSession } from '../upstream/upstream.types.js'
-import { asBuffer } from './as-buffer.js'
 import type { TransactionStatus } from './backend-messages.js'
+import type { ClientOutput } from './client-socket.js'
 import { errorResponse } from './error-response.js'
 import { decodeErrorFields } from './upstream-error.js'
 import { WireError, WireSqlState } from './wire-error.js'
@@ -24,9 +24,6 @@ function terminalCodes(terminals: string): ReadonlySet<number> {
   }
   return codes
 }
-
-/** Flush output to the client once this many bytes are buffered. */
-const CHUNK = 64 * 1024
 
 /** A request sent upstream whose answer is still due. */
 export interface UpstreamRequest {
@@ -125,13 +122,15 @@ export class UpstreamRelay {
     this.#pending.push({ local: bytes })
   }
 
-  /** Relays answers until nothing is due; yields output in chunks. */
-  async *drain(): AsyncGenerator<Buffer> {
-    let out: Buffer[] = []
-    let size = 0
+  /**
+   * Relays answers to `out` until nothing is due. Frames are written as they are read; when the
+   * client is slow, the next read waits for it (and the upstream session stops reading past its
+   * own bound). Stops early once the client is gone.
+   */
+  async drainTo(out: ClientOutput): Promise<void> {
+    let wait: Promise<void> | undefined
     const emit = (bytes: Uint8Array) => {
-      out.push(asBuffer(bytes))
-      size += bytes.byteLength
+      wait = out.write(bytes) ?? wait
     }
     while (this.#pending.length > 0) {
       const head = this.#pending[0] as Pending
@@ -140,11 +139,11 @@ export class UpstreamRelay {
         this.#pending.shift()
         continue
       }
-      if (size > 0) {
-        yield Buffer.concat(out, size)
-        out = []
-        size = 0
+      if (wait) {
+        await wait
+        wait = undefined
       }
+      if (out.ended) return
       let frames: BackendFrame[]
       try {
         frames = await this.#upstream.read()
@@ -153,13 +152,7 @@ export class UpstreamRelay {
         throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
       }
       for (const frame of frames) this.#handle(frame, emit)
-      if (size >= CHUNK) {
-        yield Buffer.concat(out, size)
-        out = []
-        size = 0
-      }
     }
-    if (size > 0) yield Buffer.concat(out, size)
   }
 
   #handle(frame: BackendFrame, emit: (bytes: Uint8Array) => void): void {
