@@ -15,6 +15,8 @@ const [PARSE, BIND, DESCRIBE, EXECUTE, CLOSE] = ['P', 'B', 'D', 'E', 'C'].map((c
 /** Messages that rewrite or look up statements: the session must be current for them. */
 const NEEDS_SESSION = new Set([PARSE, BIND, DESCRIBE])
 const SYNC = serialize.sync()
+/** Shared by every Parse without parameter types (never modified). */
+const NO_TYPES: number[] = []
 
 /** A client's prepared statement and the upstream statement that carries its rewritten SQL. */
 interface Prepared {
@@ -121,7 +123,7 @@ export class ExtendedProtocol {
     const name = reader.cstring()
     const sql = reader.cstring()
     const count = reader.int16()
-    const types = Array.from({ length: Math.max(0, count) }, () => reader.int32())
+    const types = count > 0 ? Array.from({ length: count }, () => reader.int32()) : NO_TYPES
     if (this.#ignoring) return
     const started = performance.now()
     const session = this.#ctx.live.compiled

@@ -21,7 +21,7 @@ export async function simpleQuery(
 ): Promise<void> {
   const { relay, audit } = ctx
   let started = performance.now()
-  const session = await ctx.live.current()
+  const session = ctx.live.fresh ? ctx.live.compiled : await ctx.live.current()
   let statements: readonly RewrittenStatement[]
   try {
     statements = sql.trim() === '' ? [] : rewrite(sql, session).statements
