@@ -14,7 +14,7 @@ export function resolveDecision(
   ctx: DecisionContext,
   onLog?: (entry: DecisionLogEntry) => void,
 ): DecisionOutcome {
-  if (!binding.isEnabled || binding.artifact === null) return { fire: true }
+  if (!runsDecisionFunction(binding)) return { fire: true }
   // A session-context function never sees query facts (spec 2.4).
   const scoped = binding.evaluateContext === 'session' && ctx.query ? { session: ctx.session } : ctx
   const evaluation = evaluateDecision(binding.artifact, scoped, binding.config, {
@@ -33,6 +33,14 @@ export function resolveDecision(
   report('error', `decision function failed, ${effect}: ${error}`)
   for (const line of evaluation.logs) report(binding.logLevel === 'info' ? 'info' : 'error', line)
   return { fire, error, evaluation }
+}
+
+/**
+ * @internal Whether a binding's function is ever evaluated: a disabled function or a missing
+ * module fires without it. Sessions without one never start the decision workers.
+ */
+export function runsDecisionFunction(binding: DecisionBinding | null | undefined): boolean {
+  return !!binding?.isEnabled && binding.artifact !== null
 }
 
 /** The audit's record of an outcome; undefined when no evaluation ran (the policy fired). */

@@ -1,6 +1,7 @@
 import type { CatalogTable, ColumnAnchor, TableRelationship } from '../catalog.types.js'
+import { runsDecisionFunction } from '../decision/decision-outcome.js'
 import { buildDecisionContext, decisionRecord, resolveDecision } from '../decision/index.js'
-import { loadCore } from '../load-core.js'
+import { loadCoreFor } from '../load-core.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
 import type { EffectivePolicy } from '../policy/policy.types.js'
 import type { SessionInput } from '../session-context.types.js'
@@ -36,11 +37,15 @@ export async function compileSession(
   input: SessionInput,
   options: CompileOptions = {},
 ): Promise<CompiledSession> {
-  await loadCore()
+  // Session- and query-time evaluations are synchronous: their workers must be running now.
+  await loadCoreFor({ decisions: input.policies.some((p) => runsDecisionFunction(p.decision)) })
   return compileSessionSync(input, options)
 }
 
-/** @internal The synchronous body of `compileSession`; requires `loadCore()` first. */
+/**
+ * @internal The synchronous body of `compileSession`; requires `loadCore()` first (the parser
+ * alone when no policy runs a decision function).
+ */
 export function compileSessionSync(
   input: SessionInput,
   options: CompileOptions = {},
@@ -95,7 +100,7 @@ function preparePolicy(
 ): PolicyRuntime {
   const binding = policy.decision
   // Disabled function or missing artifact: the policy fires (spec 3).
-  if (!binding?.isEnabled || binding.artifact === null) return new PolicyRuntime(policy, 'fires')
+  if (!binding || !runsDecisionFunction(binding)) return new PolicyRuntime(policy, 'fires')
   if (binding.evaluateContext === 'query') return new PolicyRuntime(policy, 'query')
   const ctx = buildDecisionContext({
     user: input.user,
