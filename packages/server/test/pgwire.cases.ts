@@ -184,6 +184,52 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
       }
     })
 
+    it('runs a repeated simple SELECT as a prepared statement upstream, with the same answers', async () => {
+      const alice = await h.connect('alice')
+      const sql = 'SELECT id, amount FROM orders WHERE id > 0 ORDER BY id'
+      const upstreamStatements = async () =>
+        (
+          await h.upstreamPglite?.query<{ statement: string }>(
+            "SELECT statement FROM pg_prepared_statements WHERE name LIKE 'palisade_%'",
+          )
+        )?.rows.filter((r) => r.statement.includes('id > 0')).length ?? 0
+      const before = await upstreamStatements()
+      const expected = [
+        { id: 10, amount: '10.00' },
+        { id: 11, amount: '20.00' },
+      ]
+      expect((await alice.query(sql)).rows).toEqual(expected)
+      // An ad-hoc query costs no upstream statement; the second run prepares one.
+      if (h.upstreamPglite) expect(await upstreamStatements()).toBe(before)
+      for (let i = 0; i < 3; i++) {
+        const result = await alice.query(sql)
+        expect(result.rows).toEqual(expected)
+        expect(result.fields.map((f) => f.name)).toEqual(['id', 'amount'])
+        expect(result.command).toBe('SELECT')
+      }
+      if (h.upstreamPglite) expect(await upstreamStatements()).toBe(before + 1)
+      // Errors, transactions, parameters in literals and several statements read as before.
+      const divide = 'SELECT 1 / (id - id) FROM orders'
+      for (let i = 0; i < 3; i++) expect((await failure(alice.query(divide))).code).toBe('22012')
+      await alice.query('BEGIN')
+      for (let i = 0; i < 2; i++) expect((await alice.query(sql)).rows).toEqual(expected)
+      expect((await failure(alice.query(divide))).code).toBe('22012')
+      expect((await failure(alice.query(sql))).code).toBe('25P02')
+      await alice.query('ROLLBACK')
+      for (let i = 0; i < 2; i++) {
+        expect((await alice.query("SELECT '$1' AS x")).rows).toEqual([{ x: '$1' }])
+      }
+      const several = 'SELECT 1 AS a; SELECT count(*)::int AS n FROM orders'
+      for (let i = 0; i < 2; i++) {
+        const results = (await alice.query(several)) as unknown as Array<{ rows: unknown[] }>
+        expect(results.map((r) => r.rows)).toEqual([[{ a: 1 }], [{ n: 2 }]])
+      }
+      const audited = (await h.auditRows()).filter((r) => r.original_query === sql)
+      expect(audited.filter((r) => r.status === 'success')).toHaveLength(6)
+      expect(audited.filter((r) => r.status === 'error')).toHaveLength(1)
+      expect(audited.every((r) => r.rewritten_query?.includes('tenant'))).toBe(true)
+    })
+
     it('runs parameterized queries through the extended protocol', async () => {
       const alice = await h.connect('alice')
       const { rows } = await alice.query('SELECT id FROM orders WHERE amount > $1 ORDER BY id', [

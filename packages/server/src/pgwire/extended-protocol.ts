@@ -1,4 +1,9 @@
-import { type CompiledSession, type RewrittenStatement, rewrite } from '@palisade/core'
+import {
+  type CompiledSession,
+  type RewrittenStatement,
+  rewrite,
+  type ScrubbedError,
+} from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import { closeComplete, commandComplete, parseComplete } from './backend-messages.js'
 import type { ClientOutput } from './client-socket.js'
@@ -15,6 +20,8 @@ const [PARSE, BIND, DESCRIBE, EXECUTE, CLOSE] = ['P', 'B', 'D', 'E', 'C'].map((c
 /** Messages that rewrite or look up statements: the session must be current for them. */
 const NEEDS_SESSION = new Set([PARSE, BIND, DESCRIBE])
 const SYNC = serialize.sync()
+/** A parameter reference: such SQL is never turned into a prepared statement. */
+const PARAMETER = /\$\d/
 /** Shared by every Parse without parameter types (never modified). */
 const NO_TYPES: number[] = []
 
@@ -48,6 +55,8 @@ export class ExtendedProtocol {
   readonly #statements = new Map<string, Prepared>()
   readonly #portals = new Map<string, Portal>()
   readonly #upstream: UpstreamStatements
+  /** Simple-protocol statements seen once (the rewrite cache hands out the same object). */
+  readonly #seenOnce = new WeakSet<RewrittenStatement>()
   #skipping = false
 
   constructor(ctx: ConnectionContext) {
@@ -150,7 +159,11 @@ export class ExtendedProtocol {
    * ParseComplete is answered here) or a new one (Parse sent upstream; `onRefused` runs when the
    * upstream refuses it). `swallow` hides the answer: a re-prepare the client never asked for.
    */
-  #prepareUpstream(prepared: Prepared, onRefused: () => void, swallow = false): void {
+  #prepareUpstream(
+    prepared: Prepared,
+    onRefused: (error: ScrubbedError) => void,
+    swallow = false,
+  ): void {
     const { name, prepare } = this.#upstream.acquire(prepared.statement?.sql ?? '', prepared.types)
     prepared.upstreamName = name
     if (!prepare) {
@@ -166,13 +179,65 @@ export class ExtendedProtocol {
         onDone: (error) => {
           if (!error) return
           this.#upstream.forget(name)
-          onRefused()
+          onRefused(error)
         },
       },
     )
     const inUse = (upstream: string) =>
       [...this.#statements.values()].some((p) => p.upstreamName === upstream)
     for (const evicted of this.#upstream.evict(inUse)) this.#closeUpstream(evicted)
+  }
+
+  /**
+   * Runs a simple-protocol SELECT as a prepared statement upstream (Parse once, then Bind,
+   * Describe, Execute, Sync), so PostgreSQL does not parse and plan the larger rewritten SQL
+   * again each time. Only from the second time the connection sends the same statement (an ad-hoc
+   * query costs no upstream statement), and never for SQL with a `$n` (a simple query has no
+   * parameters; PostgreSQL's own error is kept). The answer reads as the plain Query's: Parse and
+   * Bind acknowledgements are not relayed, nor the ReadyForQuery. `onError` hears the first
+   * error, `onDone` the end. Returns false when the statement should go as a plain Query.
+   */
+  sendAsPrepared(
+    statement: RewrittenStatement,
+    onError: (error: ScrubbedError) => void,
+    onDone: (error: ScrubbedError | undefined) => void,
+  ): boolean {
+    if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
+    if (!this.#seenOnce.has(statement)) {
+      this.#seenOnce.add(statement)
+      return false
+    }
+    const prepared: Prepared = {
+      upstreamName: '',
+      originalSql: statement.originalSql,
+      statement,
+      types: NO_TYPES,
+      session: this.#ctx.live.compiled,
+    }
+    this.#prepareUpstream(prepared, onError, true)
+    const { relay } = this.#ctx
+    const originalSql = statement.originalSql
+    const failed = (error: ScrubbedError | undefined) => {
+      if (error) onError(error)
+    }
+    relay.send(serialize.bind({ statement: prepared.upstreamName }), {
+      terminals: '2',
+      swallow: true,
+      originalSql,
+      onDone: failed,
+    })
+    relay.send(serialize.describe({ type: 'P', name: '' }), {
+      terminals: 'Tn',
+      originalSql,
+      onDone: failed,
+    })
+    relay.send(serialize.execute({ portal: '', rows: 0 }), {
+      terminals: 'CIs',
+      originalSql,
+      onDone: failed,
+    })
+    relay.send(SYNC, { terminals: 'Z', hideReady: true, originalSql, onDone })
+    return true
   }
 
   /** Rewrites one statement; on rejection audits it, queues the error and returns null. */

@@ -1,4 +1,4 @@
-import { type RewrittenStatement, rewrite } from '@palisade/core'
+import { type RewrittenStatement, rewrite, type ScrubbedError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import { emptyQueryResponse, readyForQuery } from './backend-messages.js'
 import type { ClientOutput } from './client-socket.js'
@@ -68,15 +68,19 @@ export async function simpleQuery(
     }
     let upstreamError: string | undefined
     let answered = statement.kind === 'deallocate'
-    if (!answered) {
+    const onError = (error: ScrubbedError | undefined) => {
+      if (error && upstreamError === undefined) upstreamError = error.message
+    }
+    const onDone = (error: ScrubbedError | undefined) => {
+      answered = true
+      onError(error)
+    }
+    if (!answered && !extended.sendAsPrepared(statement, onError, onDone)) {
       relay.send(serialize.query(upstreamSql(ctx, statement)), {
         terminals: 'Z',
         hideReady: true,
         originalSql: statement.originalSql,
-        onDone: (error) => {
-          answered = true
-          upstreamError = error?.message
-        },
+        onDone,
       })
     }
     try {
