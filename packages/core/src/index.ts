@@ -10,6 +10,7 @@
 
 export type { QueryFacts } from './analyze/query-facts.js'
 export { StatementKind } from './analyze/statement-classifier.js'
+export { loadParser } from './ast/parse.js'
 export type * from './catalog.types.js'
 export * from './decision/index.js'
 export * from './errors.js'

@@ -1,21 +1,43 @@
 type Core = typeof import('@palisade/core')
 
-let loading: Promise<Core> | undefined
+let parser: Promise<Core> | undefined
+let full: Promise<Core> | undefined
 
 /**
- * Loads `@palisade/core` and its parser and sandbox once per process, on first use, so that
- * opening a store does not pay for WebAssembly it may never need.
+ * Loads `@palisade/core` with its parser once per process, on first use, so that opening a store
+ * does not pay for WebAssembly it may never need. Enough for policy and expression validation.
  */
+export function ensureParser(): Promise<Core> {
+  parser ??= retryable(
+    import('@palisade/core').then(async (core) => {
+      await core.loadParser()
+      return core
+    }),
+    () => {
+      parser = undefined
+    },
+  )
+  return parser
+}
+
+/** Loads core with the decision-function sandbox as well (its worker threads), for compiling. */
 export function ensureCore(): Promise<Core> {
-  loading ??= import('@palisade/core')
-    .then(async (core) => {
+  full ??= retryable(
+    import('@palisade/core').then(async (core) => {
       await core.loadCore()
       return core
-    })
-    .catch((error: unknown) => {
-      // Let a later call try again instead of caching the failure forever.
-      loading = undefined
-      throw error
-    })
-  return loading
+    }),
+    () => {
+      full = undefined
+    },
+  )
+  return full
+}
+
+/** Lets a later call try again instead of caching a failure forever. */
+function retryable(loading: Promise<Core>, forget: () => void): Promise<Core> {
+  return loading.catch((error: unknown) => {
+    forget()
+    throw error
+  })
 }

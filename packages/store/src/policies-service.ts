@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { removeAssignments } from './assignment-cascade.js'
 import { type Assignment, listAssignments } from './assignments-service.js'
 import { diffFields, isoNow, type StoreContext } from './context.js'
-import { ensureCore } from './core-bridge.js'
+import { ensureParser } from './core-bridge.js'
 import { type Db, onUniqueViolation } from './db.js'
 import { versionConflict } from './decision-functions-service.js'
 import {
@@ -146,7 +146,7 @@ async function checkShape(p: {
   filterExpression: string | null
   maskExpression: string | null
 }): Promise<void> {
-  const core = await ensureCore()
+  const core = await ensureParser()
   const result = core.validatePolicy({
     policyType: p.policyType,
     targets: p.targets,
@@ -391,7 +391,7 @@ export class PoliciesService {
       }),
       input,
     )
-    const core = await ensureCore()
+    const core = await ensureParser()
     const result = core.validateExpression(body.expression, { isMask: body.is_mask ?? false })
     if (!result.valid) return { valid: false, error: result.error }
     const defs = await this.#ctx.db
