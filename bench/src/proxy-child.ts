@@ -34,7 +34,6 @@ export async function startProxyProcess(
   const { port } = await next()
   return {
     port,
-    pid: child.pid,
     async rss() {
       child.stdin.write('rss\n')
       return (await next()).rss

@@ -3,6 +3,7 @@ import { type SecureContext, TLSSocket } from 'node:tls'
 import { asBuffer } from './as-buffer.js'
 import { ClientFrameReader } from './client-frames.js'
 import { errorResponse } from './error-response.js'
+import { Frontend } from './frontend-messages.js'
 import { StartupCode } from './startup.js'
 import { WireError, WireSqlState } from './wire-error.js'
 
@@ -199,7 +200,7 @@ export function serveClient(
     const pending = respond(message)
     const type = message[0]
     // Round-trip ends (Query, Sync, Flush) are sent at once, as PostgreSQL does.
-    if (type !== 0x51 && type !== 0x53 && type !== 0x48) return pending
+    if (type !== Frontend.Query && type !== Frontend.Sync && type !== Frontend.Flush) return pending
     if (!pending) {
       flush()
       return undefined

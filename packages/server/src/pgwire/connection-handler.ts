@@ -20,6 +20,7 @@ import type { ClientOutput, ClientState, MessageHandler } from './client-socket.
 import type { ConnectionContext } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import { ExtendedProtocol } from './extended-protocol.js'
+import { Frontend } from './frontend-messages.js'
 import { initialParameterStatus } from './parameter-status.js'
 import { simpleQuery } from './simple-query.js'
 import { cancelKey, StartupCode, startupCode, startupParameters } from './startup.js'
@@ -42,23 +43,6 @@ export interface ConnectionServices {
 }
 
 type Phase = 'startup' | 'auth' | 'ready' | 'closed'
-
-/** Frontend message type bytes handled once the connection is ready. */
-const Frontend = {
-  Query: 0x51,
-  Parse: 0x50,
-  Bind: 0x42,
-  Describe: 0x44,
-  Execute: 0x45,
-  Close: 0x43,
-  Sync: 0x53,
-  Flush: 0x48,
-  Terminate: 0x58,
-  CopyData: 0x64,
-  CopyDone: 0x63,
-  CopyFail: 0x66,
-  FunctionCall: 0x46,
-} as const
 
 let nextConnectionId = 0
 

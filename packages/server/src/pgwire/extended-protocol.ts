@@ -9,16 +9,14 @@ import { closeComplete, commandComplete, parseComplete } from './backend-message
 import type { ClientOutput } from './client-socket.js'
 import type { ConnectionContext } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
+import { Frontend } from './frontend-messages.js'
 import { UpstreamStatements } from './upstream-statements.js'
 import { WireError, WireSqlState } from './wire-error.js'
 import type { WireReader } from './wire-reader.js'
 import { WireWriter } from './wire-writer.js'
 
-const [PARSE, BIND, DESCRIBE, EXECUTE, CLOSE] = ['P', 'B', 'D', 'E', 'C'].map((c) =>
-  c.charCodeAt(0),
-) as [number, number, number, number, number]
 /** Messages that rewrite or look up statements: the session must be current for them. */
-const NEEDS_SESSION = new Set([PARSE, BIND, DESCRIBE])
+const NEEDS_SESSION = new Set<number>([Frontend.Parse, Frontend.Bind, Frontend.Describe])
 const SYNC = serialize.sync()
 /** A parameter reference: such SQL is never turned into a prepared statement. */
 const PARAMETER = /\$\d/
@@ -90,19 +88,19 @@ export class ExtendedProtocol {
 
   #handleNow(code: number, reader: WireReader, bytes: Uint8Array): void {
     switch (code) {
-      case PARSE:
+      case Frontend.Parse:
         this.#parse(reader)
         return
-      case BIND:
+      case Frontend.Bind:
         this.#bind(reader)
         return
-      case DESCRIBE:
+      case Frontend.Describe:
         this.#describe(reader)
         return
-      case EXECUTE:
+      case Frontend.Execute:
         this.#execute(reader, bytes)
         return
-      case CLOSE:
+      case Frontend.Close:
         this.#close(reader)
         return
     }
