@@ -6,12 +6,29 @@ export interface CatalogColumn {
   nullable?: boolean
 }
 
-export type TableKind = 'TABLE' | 'VIEW' | 'MATERIALIZED VIEW'
+export type TableKind = 'TABLE' | 'VIEW' | 'MATERIALIZED VIEW' | 'FOREIGN TABLE'
+
+/** A relation named by its upstream schema and name. */
+export interface RelationName {
+  schema: string
+  table: string
+}
 
 export interface CatalogTable {
   name: string
   kind?: TableKind
   columns: readonly CatalogColumn[]
+  /**
+   * Views and materialized views: the defining query as `pg_get_viewdef` prints it with an
+   * empty search path (every relation and non-built-in function schema-qualified).
+   */
+  definition?: string | null
+  /**
+   * Views and materialized views: every relation the definition reads, directly or through
+   * other views (upstream names). Used by the fail-closed rule for relations that cannot be
+   * expanded; when absent, the definition's direct reads are used.
+   */
+  reads?: readonly RelationName[] | null
 }
 
 /** An exposed schema; `alias` is the name SQL users see (admin-api 7), policies match `name`. */

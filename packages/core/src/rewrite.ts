@@ -119,7 +119,8 @@ function rewriteQuery(
   const plans = new Map<TableEntry, ScanPlan>()
   const applied = new Map<string, AppliedPolicy>()
   for (const reference of analysis.references.values()) {
-    if (reference.kind !== 'table' || plans.has(reference.entry)) continue
+    if ((reference.kind !== 'table' && reference.kind !== 'view') || plans.has(reference.entry))
+      continue
     const plan = session.planFor(reference.entry, outcomes)
     // Hidden and missing tables take the same path and produce the same error.
     if (!plan) throw new UndefinedTableError(reference.written)

@@ -11,6 +11,7 @@ export const SqlState = {
   UndefinedColumn: '42703',
   UndefinedFunction: '42883',
   UndefinedObject: '42704',
+  WrongObjectType: '42809',
   InvalidSchemaName: '3F000',
   InvalidParameterValue: '22023',
   ProgramLimitExceeded: '54000',

@@ -56,6 +56,8 @@ export class QueryAnalyzer {
   #subquery = false
   #where = false
   #depth = 0
+  /** While a view's definition is visited: the name the user wrote for the view. */
+  #viewWritten: string | undefined
 
   constructor(session: CompiledSession) {
     this.#session = session
@@ -227,17 +229,25 @@ export class QueryAnalyzer {
     }
     const entry = session.findTable(rv.schemaname, name)
     if (!entry) throw new UndefinedTableError(rv.schemaname ? `${rv.schemaname}.${name}` : name)
-    this.#references.set(rv, {
-      kind: 'table',
-      entry,
-      written: rv.schemaname ? `${rv.schemaname}.${name}` : name,
-    })
+    // Inside a view's definition, errors name the view the user wrote, never what it reads.
+    const shown = this.#viewWritten ?? (rv.schemaname ? `${rv.schemaname}.${name}` : name)
     const key = `${entry.exposed.visibleSchema}.${entry.exposed.name}`
     this.#tables.set(key, {
       datasource: session.datasource.name,
       schema: entry.exposed.visibleSchema,
       table: entry.exposed.name,
     })
+    const view = session.viewOf(entry)
+    if (view?.kind !== 'expand') {
+      this.#references.set(rv, { kind: 'table', entry, written: shown })
+      return
+    }
+    this.#references.set(rv, { kind: 'view', entry, body: view.body, written: shown })
+    const outerWritten = this.#viewWritten
+    this.#viewWritten = shown
+    // A view's definition sees no CTE of the query that reads it.
+    this.#visit(view.body, new Map())
+    this.#viewWritten = outerWritten
   }
 
   #checkFunction(call: Pg.FuncCall): void {

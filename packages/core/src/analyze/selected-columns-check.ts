@@ -87,7 +87,10 @@ function collectFrom(
             .relation?.RangeVar
         : undefined
   const reference = rv ? analysis.references.get(rv) : undefined
-  const plan = reference?.kind === 'table' ? plans.get(reference.entry) : undefined
+  const plan =
+    reference?.kind === 'table' || reference?.kind === 'view'
+      ? plans.get(reference.entry)
+      : undefined
   if (!rv || !plan) {
     opaque.value = true
     return

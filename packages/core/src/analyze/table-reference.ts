@@ -1,3 +1,4 @@
+import type { AstNode } from '../ast/node.js'
 import type { VirtualInformationSchemaView } from '../catalog/information-schema.js'
 import type { TableEntry } from '../session/compiled-session.js'
 
@@ -7,6 +8,13 @@ export type TableReference =
       readonly kind: 'table'
       readonly entry: TableEntry
       /** The name as the user wrote it, for `relation "..." does not exist`. */
+      readonly written: string
+    }
+  | {
+      /** An expanded view: its definition (shared, never mutated) replaces the scan. */
+      readonly kind: 'view'
+      readonly entry: TableEntry
+      readonly body: AstNode
       readonly written: string
     }
   | { readonly kind: 'cte'; readonly name: string; readonly rename: string | undefined }

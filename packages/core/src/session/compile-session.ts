@@ -8,6 +8,8 @@ import type { SessionInput } from '../session-context.types.js'
 import { CompiledSession, type SchemaEntry, type TableEntry } from './compiled-session.js'
 import { hasQueryDecisions, PolicyRuntime, policiesForTable } from './policy-runtime.js'
 import { buildScanPlan } from './scan-plan.js'
+import { type ViewDefinition, viewDefinitionOf } from './view-definition.js'
+import { viewResolver } from './view-resolution.js'
 
 /** Where decision-function errors and captured `console.log` lines go (the server logs them). */
 export type DecisionLogSink = (entry: {
@@ -56,6 +58,12 @@ export function compileSessionSync(
   )
   const env = bindEnvironment(input)
   const schemas = new Map<string, SchemaEntry>()
+  const visibleSchemaOf = new Map(input.catalog.schemas.map((s) => [s.name, s.alias || s.name]))
+  const exposedUpstream = new Map<string, TableEntry>()
+  const definitions = new Map<TableEntry, ViewDefinition>()
+  const exposedVisible = (schema: string, table: string): string | undefined =>
+    exposedUpstream.has(`${schema}\u0000${table}`) ? visibleSchemaOf.get(schema) : undefined
+  const pending: [TableEntry, CatalogTable][] = []
   for (const schema of input.catalog.schemas) {
     const visible = schema.alias ? schema.alias : schema.name
     const tables = new Map<string, TableEntry>()
@@ -69,11 +77,18 @@ export function compileSessionSync(
         input.datasource.accessMode,
         env,
       )
-      tables.set(table.name, { exposed, policies, dynamic: hasQueryDecisions(policies), plan })
+      const entry: TableEntry = { exposed, policies, dynamic: hasQueryDecisions(policies), plan }
+      tables.set(table.name, entry)
+      exposedUpstream.set(`${schema.name}\u0000${table.name}`, entry)
+      if (table.kind !== undefined && table.kind !== 'TABLE') pending.push([entry, table])
     }
     schemas.set(visible, { upstream: schema.name, visible, tables })
   }
-  return new CompiledSession({
+  for (const [entry, table] of pending) {
+    const definition = viewDefinitionOf(table, exposedVisible)
+    if (definition) definitions.set(entry, definition)
+  }
+  const session = new CompiledSession({
     user: input.user,
     datasource: input.datasource,
     attributeDefinitions: input.attributeDefinitions,
@@ -82,6 +97,19 @@ export function compileSessionSync(
     schemas,
     bindEnvironment: env,
   })
+  if (definitions.size > 0) {
+    session.resolveViews(
+      viewResolver({
+        session,
+        definitions,
+        runtimes,
+        accessMode: input.datasource.accessMode,
+        env,
+        findUpstream: (schema, table) => exposedUpstream.get(`${schema}\u0000${table}`),
+      }),
+    )
+  }
+  return session
 }
 
 /** The exposed schema whose upstream name is `public`, else the first visible name (admin-api 7). */

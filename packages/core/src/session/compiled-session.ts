@@ -18,7 +18,19 @@ export interface TableEntry {
   readonly dynamic: boolean
   /** The plan with every query-time decision skipped: what catalogs show (spec 3). */
   readonly plan: ScanPlan | null
+  /** Views, materialized views and foreign tables: how this session reads them. */
+  readonly view?: ViewState
 }
+
+/**
+ * How one session reads a relation that is not a plain table (view-resolution.ts):
+ * `expand` replaces every scan with the defining query (`wrap`: inside the view's own plan),
+ * `opaque` scans it like a table, `hidden` makes it missing, like a denied table.
+ */
+export type ViewState =
+  | { readonly kind: 'expand'; readonly body: AstNode; readonly wrap: boolean }
+  | { readonly kind: 'opaque'; readonly reason: string }
+  | { readonly kind: 'hidden'; readonly reason: string }
 
 /** One exposed schema under the name users see. */
 export interface SchemaEntry {
@@ -52,6 +64,8 @@ export class CompiledSession {
   readonly identity: { readonly user: AstNode; readonly catalog: AstNode; readonly schema: AstNode }
   /** @internal Virtualized catalog views, built and deparsed once per session. */
   readonly catalogViews = new Map<string, AstNode>()
+  /** Settles a view's state on first use while the session compiles. */
+  #resolveView: ((entry: TableEntry) => void) | undefined
 
   constructor(init: {
     user: SessionUser
@@ -89,6 +103,23 @@ export class CompiledSession {
     const schemaName = schema ?? this.defaultSchema
     if (schemaName === undefined) return undefined
     return this.schemas.get(schemaName)?.tables.get(table)
+  }
+
+  /**
+   * @internal How this session reads a view, materialized view or foreign table (undefined
+   * for a plain table). Settled for every relation before the session is returned.
+   */
+  viewOf(entry: TableEntry): ViewState | undefined {
+    if (entry.view === undefined) this.#resolveView?.(entry)
+    return entry.view
+  }
+
+  /** @internal Compile only: installs the resolver, then settles every relation. */
+  resolveViews(resolve: (entry: TableEntry) => void): void {
+    this.#resolveView = resolve
+    for (const schema of this.schemas.values())
+      for (const entry of schema.tables.values()) resolve(entry)
+    this.#resolveView = undefined
   }
 
   /** The plan that enforces a query: settled decisions plus this query's decisions. */

@@ -26,9 +26,11 @@ import {
   type VirtualInformationSchemaView,
 } from '../catalog/information-schema.js'
 import { pgCatalogFragment } from '../catalog/pg-catalog.js'
+import { PalisadeError } from '../errors.js'
 import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
+import { SqlState } from '../sqlstate.js'
 
 /**
  * Replaces every table scan with its policy-enforcing derived table (keeping the user's alias,
@@ -105,6 +107,29 @@ export function wrapScans(
         if (!plan?.fragments) throw new Error('scan plan missing for a resolved table')
         const pushed = leakproofConjuncts(plan, analysis.pushdowns.get(rv))
         return rangeSubselect(innerScan(plan, plan.fragments, rv, sample, pushed), alias)
+      }
+      case 'view': {
+        if (sample) {
+          throw new PalisadeError(
+            SqlState.WrongObjectType,
+            'TABLESAMPLE clause can only be applied to tables and materialized views',
+          )
+        }
+        const plan = plans.get(reference.entry)
+        const view = reference.entry.view
+        if (!plan?.fragments || view?.kind !== 'expand') {
+          throw new Error('scan plan missing for an expanded view')
+        }
+        const body = mapTree(reference.body, mapper)
+        if (!view.wrap) return rangeSubselect(body, alias)
+        // The view's own policies apply on top of its definition, as on a table's scan.
+        const inner = selectStmt({
+          targets: [plan.fragments.targets],
+          from: [rangeSubselect(body, { aliasname: plan.table.name })],
+          where: plan.fragments.where,
+          fence: plan.filtered,
+        })
+        return rangeSubselect(inner, alias)
       }
     }
   }
