@@ -33,6 +33,7 @@ export {
   type DecisionLogSink,
 } from './session/compile-session.js'
 export type { CompiledSession } from './session/compiled-session.js'
+export { describeViews, type ViewDescription } from './session/describe-views.js'
 export type * from './session-context.types.js'
 export * from './sqlstate.js'
 export {

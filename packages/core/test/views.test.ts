@@ -101,7 +101,11 @@ describe('views read through the querying user policies', () => {
   it('never evaluates a user predicate on a row the base filter removes', async () => {
     const s = await session([tenantFilter])
     // Tenant 2 owns the order of 20.00: dividing by zero there would prove the filter ran late.
-    const rows = await run(db, s, 'SELECT id FROM v_orders WHERE 1 / (amount - 20) <> 0')
+    const rows = await run<{ id: number }>(
+      db,
+      s,
+      'SELECT id FROM v_orders WHERE 1 / (amount - 20) <> 0',
+    )
     expect(ids(rows).sort()).toEqual([1, 3, 5])
   })
 

@@ -1,4 +1,4 @@
-import type { Catalog, CatalogSchema, TableKind } from '@palisade/core'
+import type { Catalog, CatalogSchema, RelationName, TableKind } from '@palisade/core'
 import { asc, eq, inArray, or } from 'drizzle-orm'
 import * as v from 'valibot'
 import {
@@ -39,6 +39,9 @@ export interface SaveTableInput {
   table_name: string
   table_type?: TableKind | null
   is_selected: boolean
+  /** Views and materialized views, as discovery read them upstream. */
+  view_definition?: string | null
+  view_reads?: RelationName[] | null
   columns?: SaveColumnInput[] | null
 }
 
@@ -63,6 +66,10 @@ export interface CatalogView {
       table_name: string
       table_type: string
       is_selected: boolean
+      /** Views and materialized views: the definition Palisade expands (null otherwise). */
+      view_definition?: string | null
+      /** Views and materialized views: every relation they read, through other views too. */
+      view_reads?: RelationName[] | null
       columns: {
         id: string
         column_name: string
@@ -91,9 +98,13 @@ const saveSchema = v.array(
       v.object({
         table_name: name,
         table_type: v.nullish(
-          v.picklist(['TABLE', 'VIEW', 'MATERIALIZED VIEW'], 'unknown table_type'),
+          v.picklist(['TABLE', 'VIEW', 'MATERIALIZED VIEW', 'FOREIGN TABLE'], 'unknown table_type'),
         ),
         is_selected: v.boolean('expected a boolean'),
+        view_definition: v.nullish(v.string('expected a string')),
+        view_reads: v.nullish(
+          v.array(v.object({ schema: name, table: name }), 'expected an array'),
+        ),
         columns: v.nullish(
           v.array(
             v.object({
@@ -160,6 +171,8 @@ async function readCatalog(db: Db, datasourceId: string): Promise<CatalogView> {
           table_name: t.tableName,
           table_type: t.tableType,
           is_selected: t.isSelected,
+          view_definition: t.viewDefinition,
+          view_reads: t.viewReads,
           columns: columns
             .filter((c) => c.tableId === t.id)
             .map((c) => ({
@@ -188,6 +201,8 @@ export function exposedOf(view: CatalogView): Catalog {
         .map((t) => ({
           name: t.table_name,
           kind: t.table_type as TableKind,
+          ...(t.view_definition ? { definition: t.view_definition } : {}),
+          ...(t.view_reads ? { reads: t.view_reads } : {}),
           columns: t.columns
             .filter((c) => c.is_selected)
             .map((c) => ({ name: c.column_name, type: c.data_type, nullable: c.is_nullable })),
@@ -199,6 +214,15 @@ export function exposedOf(view: CatalogView): Catalog {
 /** The exposed catalog of one datasource, for session contexts. */
 export async function readExposedCatalog(db: Db, datasourceId: string): Promise<Catalog> {
   return exposedOf(await readCatalog(db, datasourceId))
+}
+
+/** The exposed relations' kinds and definitions, as one comparable string. */
+function definitionsOf(catalog: Catalog): string {
+  return JSON.stringify(
+    catalog.schemas.flatMap((s) =>
+      s.tables.map((t) => [s.name, t.name, t.kind, t.definition ?? null, t.reads ?? null]),
+    ),
+  )
 }
 
 function exposureMap(catalog: Catalog): {
@@ -314,7 +338,8 @@ export class CatalogService {
       const exposed = await readExposedCatalog(m.tx, datasourceId)
       const changes = catalogChanges(before, exposed, 'save_catalog')
       m.audit('datasource', datasourceId, 'update', changes)
-      if (Object.keys(changes.after).length > 0) m.invalidate({ type: 'ds', datasourceId })
+      if (Object.keys(changes.after).length > 0 || definitionsOf(before) !== definitionsOf(exposed))
+        m.invalidate({ type: 'ds', datasourceId })
       const tables = exposed.schemas.flatMap((s) => s.tables)
       return {
         exposed_tables: tables.length,
@@ -338,7 +363,10 @@ export class CatalogService {
       await requireDatasource(m.tx, datasourceId, true)
       const view = await readCatalog(m.tx, datasourceId)
       const before = exposedOf(view)
-      const { report, upserts, deletes } = planCatalogSync(view, upstream)
+      const { report, upserts, deletes, relationUpdates } = planCatalogSync(view, upstream)
+      for (const { tableId, ...set } of relationUpdates) {
+        await m.tx.update(catalogTables).set(set).where(eq(catalogTables.id, tableId))
+      }
       if (deletes.length > 0) {
         await m.tx.delete(catalogColumns).where(inArray(catalogColumns.id, deletes))
       }
@@ -366,7 +394,7 @@ export class CatalogService {
         .where(eq(datasources.id, datasourceId))
       const after = await readExposedCatalog(m.tx, datasourceId)
       m.audit('datasource', datasourceId, 'update', catalogChanges(before, after, 'sync_catalog'))
-      if (deletes.length > 0 || upserts.length > 0) {
+      if (deletes.length > 0 || upserts.length > 0 || relationUpdates.length > 0) {
         await bumpCatalogVersion(m.tx, datasourceId)
         m.invalidate({ type: 'ds', datasourceId })
       }
@@ -413,6 +441,11 @@ export class CatalogService {
       for (const t of s.tables) {
         const tableId = catalogIds.table(ds, s.schema_name, t.table_name)
         const tableType = t.table_type ?? 'TABLE'
+        // A save that did not read the upstream (no definition given) keeps what is stored.
+        const definition =
+          t.view_definition === undefined
+            ? {}
+            : { viewDefinition: t.view_definition, viewReads: t.view_reads ?? null }
         await tx
           .insert(catalogTables)
           .values({
@@ -422,10 +455,11 @@ export class CatalogService {
             tableName: t.table_name,
             tableType,
             isSelected: t.is_selected,
+            ...definition,
           })
           .onConflictDoUpdate({
             target: catalogTables.id,
-            set: { tableType, isSelected: t.is_selected },
+            set: { tableType, isSelected: t.is_selected, ...definition },
           })
         if (!t.columns) continue
         const keep = t.columns.map((c) =>

@@ -1,4 +1,4 @@
-import type { TableKind } from '@palisade/core'
+import type { RelationName, TableKind } from '@palisade/core'
 import type { CatalogView } from './catalog-service.js'
 
 /** One live upstream column, as discovery reads it. */
@@ -16,8 +16,14 @@ export interface UpstreamColumn {
 export interface UpstreamCatalogSnapshot {
   /** Every upstream schema, system schemas excluded. */
   schemas: string[]
-  /** The upstream tables of the stored schemas. */
-  tables: { schema_name: string; table_name: string; table_type: TableKind }[]
+  /** The upstream tables of the stored schemas, with view definitions when read. */
+  tables: {
+    schema_name: string
+    table_name: string
+    table_type: TableKind
+    view_definition?: string | null
+    view_reads?: RelationName[] | null
+  }[]
   /**
    * The tables whose columns were read: only these are synced, so a table exposed after the
    * read is left alone rather than emptied.
@@ -46,6 +52,13 @@ export interface CatalogSyncPlan {
   upserts: { tableId: string; schema: string; table: string; column: UpstreamColumn }[]
   /** Stored column ids that vanished upstream. */
   deletes: string[]
+  /** Stored relations whose kind or view definition changed upstream. */
+  relationUpdates: {
+    tableId: string
+    tableType: TableKind
+    viewDefinition: string | null
+    viewReads: RelationName[] | null
+  }[]
 }
 
 const dotted = (...parts: string[]) => parts.join('.')
@@ -73,7 +86,8 @@ export function planCatalogSync(
     changed_columns: [],
     has_breaking_changes: false,
   }
-  const plan: CatalogSyncPlan = { report, upserts: [], deletes: [] }
+  const plan: CatalogSyncPlan = { report, upserts: [], deletes: [], relationUpdates: [] }
+  const liveByName = new Map(upstream.tables.map((t) => [dotted(t.schema_name, t.table_name), t]))
   let removedExposed = false
   for (const schema of view.schemas) {
     if (!liveSchemas.has(schema.schema_name)) continue
@@ -88,6 +102,22 @@ export function planCatalogSync(
       if (!liveTables.has(name)) {
         report.removed_tables.push(name)
         continue
+      }
+      const relation = liveByName.get(name)
+      if (relation && relation.view_definition !== undefined) {
+        const update = {
+          tableId: table.id,
+          tableType: relation.table_type,
+          viewDefinition: relation.view_definition ?? null,
+          viewReads: relation.view_reads ?? null,
+        }
+        if (
+          table.table_type !== update.tableType ||
+          (table.view_definition ?? null) !== update.viewDefinition ||
+          JSON.stringify(table.view_reads ?? null) !== JSON.stringify(update.viewReads)
+        ) {
+          plan.relationUpdates.push(update)
+        }
       }
       if (!schema.is_selected || !table.is_selected || !read.has(name)) continue
       const live = upstream.columns.filter(

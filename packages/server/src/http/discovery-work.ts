@@ -2,7 +2,13 @@ import type { SaveSchemaInput, UpstreamColumn } from '@palisade/store'
 import type { DiscoveryJobControl } from './discovery-jobs.js'
 import type { AdminDeps } from './env.js'
 import type { DiscoverRequest } from './schemas/discovery.js'
-import { readColumns, readSchemas, readTables } from './upstream-catalog.js'
+import {
+  readColumns,
+  readRelations,
+  readSchemas,
+  readTables,
+  type UpstreamRelation,
+} from './upstream-catalog.js'
 import { DISCOVERY_TIMEOUTS, openUpstreamReader, type UpstreamReader } from './upstream-reader.js'
 
 type Work = (control: DiscoveryJobControl) => Promise<unknown>
@@ -106,7 +112,7 @@ export function discoveryWork(
           )
         const snapshot = await withUpstream(deps, datasourceId, control.signal, async (r) => {
           const schemas = await readSchemas(r)
-          const tables = await readTables(
+          const tables = await readRelations(
             r,
             view.schemas.map((s) => s.schema_name),
           )
@@ -131,11 +137,10 @@ async function readSelection(
   reader: UpstreamReader,
   request: SaveRequest,
 ): Promise<SaveSchemaInput[]> {
-  const live = new Map(
-    (await readTables(reader, [...new Set(request.schemas.map((s) => s.schema_name))])).map((t) => [
-      key(t.schema_name, t.table_name),
-      t.table_type,
-    ]),
+  const live = new Map<string, UpstreamRelation>(
+    (await readRelations(reader, [...new Set(request.schemas.map((s) => s.schema_name))])).map(
+      (t) => [key(t.schema_name, t.table_name), t],
+    ),
   )
   const selected = request.schemas
     .filter((s) => s.is_selected)
@@ -162,10 +167,13 @@ async function readSelection(
       const k = key(s.schema_name, t.table_name)
       const read = s.is_selected && t.is_selected
       const choice = new Map((t.columns ?? []).map((c) => [c.column_name, c.is_selected]))
+      const relation = live.get(k)
       return {
         table_name: t.table_name,
-        table_type: t.table_type ?? live.get(k) ?? 'TABLE',
+        table_type: relation?.table_type ?? t.table_type ?? 'TABLE',
         is_selected: t.is_selected,
+        view_definition: relation?.view_definition ?? null,
+        view_reads: relation?.view_reads ?? null,
         columns: read
           ? (columns.get(k) ?? []).map((c) => ({
               column_name: c.column_name,

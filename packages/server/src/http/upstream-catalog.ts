@@ -1,12 +1,18 @@
-import type { TableKind } from '@palisade/core'
+import type { RelationName, TableKind } from '@palisade/core'
 import type { UpstreamColumn } from '@palisade/store'
 import type { UpstreamReader } from './upstream-reader.js'
 
-/** One upstream table, view or materialized view. */
+/** One upstream table, view, materialized view or foreign table. */
 export interface UpstreamTable {
   schema_name: string
   table_name: string
   table_type: TableKind
+}
+
+/** A relation with what view expansion needs: its definition and what it reads. */
+export interface UpstreamRelation extends UpstreamTable {
+  view_definition: string | null
+  view_reads: RelationName[] | null
 }
 
 /** A single-column foreign key whose parent column is a primary or single-column unique key. */
@@ -36,6 +42,9 @@ export async function readSchemas(reader: UpstreamReader): Promise<string[]> {
   return rows.map((r) => r.schema_name)
 }
 
+const TABLE_TYPE = `CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
+  WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END`
+
 /** The tables of the given schemas, sorted by schema and name. */
 export async function readTables(
   reader: UpstreamReader,
@@ -43,14 +52,65 @@ export async function readTables(
 ): Promise<UpstreamTable[]> {
   if (schemas.length === 0) return []
   return reader.query<UpstreamTable>(
-    `SELECT n.nspname AS schema_name, c.relname AS table_name,
-       CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END
-         AS table_type
+    `SELECT n.nspname AS schema_name, c.relname AS table_name, ${TABLE_TYPE} AS table_type
      FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
      WHERE ${RELATION} AND ${USER_SCHEMA} AND n.nspname = ANY($1::text[])
      ORDER BY 1, 2`,
     [[...schemas]],
   )
+}
+
+/**
+ * The relations of the given schemas with view definitions and the relations each view reads,
+ * directly or through other views (from the rewrite rules' dependencies). Definitions are
+ * printed with an empty search path, so every user relation and function in them is
+ * schema-qualified and means the same thing wherever it is expanded.
+ */
+export async function readRelations(
+  reader: UpstreamReader,
+  schemas: readonly string[],
+): Promise<UpstreamRelation[]> {
+  if (schemas.length === 0) return []
+  const [setting] = await reader.query<{ path: string }>(
+    `SELECT pg_catalog.current_setting('search_path') AS path`,
+  )
+  await reader.query(`SELECT pg_catalog.set_config('search_path', '', false)`)
+  try {
+    const rows = await reader.query<Omit<UpstreamRelation, 'view_reads'> & { reads: string[] }>(
+      `WITH RECURSIVE deps(view_oid, rel_oid) AS (
+         SELECT r.ev_class, d.refobjid FROM pg_catalog.pg_rewrite r
+         JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+           AND d.objid = r.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+           AND d.refobjid <> r.ev_class
+         UNION
+         SELECT deps.view_oid, d.refobjid FROM deps
+         JOIN pg_catalog.pg_rewrite r ON r.ev_class = deps.rel_oid
+         JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+           AND d.objid = r.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+           AND d.refobjid <> r.ev_class)
+       SELECT n.nspname AS schema_name, c.relname AS table_name, ${TABLE_TYPE} AS table_type,
+         CASE WHEN c.relkind IN ('v', 'm') THEN pg_catalog.pg_get_viewdef(c.oid) END
+           AS view_definition,
+         CASE WHEN c.relkind IN ('v', 'm') THEN ARRAY(
+           SELECT pg_catalog.json_build_object('schema', dn.nspname, 'table', dc.relname)::text
+           FROM deps JOIN pg_catalog.pg_class dc ON dc.oid = deps.rel_oid
+           JOIN pg_catalog.pg_namespace dn ON dn.oid = dc.relnamespace
+           WHERE deps.view_oid = c.oid AND dc.relkind IN ('r', 'p', 'v', 'm', 'f')
+           GROUP BY dn.nspname, dc.relname ORDER BY dn.nspname, dc.relname) END AS reads
+       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+       WHERE ${RELATION} AND ${USER_SCHEMA} AND n.nspname = ANY($1::text[])
+       ORDER BY 1, 2`,
+      [[...schemas]],
+    )
+    return rows.map(({ reads, ...row }) => ({
+      ...row,
+      view_reads: reads ? reads.map((r) => JSON.parse(r) as RelationName) : null,
+    }))
+  } finally {
+    await reader.query(`SELECT pg_catalog.set_config('search_path', $1, false)`, [
+      setting?.path ?? '',
+    ])
+  }
 }
 
 /**

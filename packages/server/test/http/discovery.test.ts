@@ -194,6 +194,60 @@ describe('discovery jobs', () => {
     expect(catalog.schemas).toEqual([])
   })
 
+  it('stores view definitions, says how each relation is read, and keeps them current', async () => {
+    const { ds, dataDir } = await pgliteDirUpstream(ctx)
+    const alter = async (sql: string) => {
+      const upstream = await PGlite.create(dataDir)
+      await upstream.exec(sql)
+      await upstream.close()
+    }
+    await alter('CREATE MATERIALIZED VIEW order_snapshot AS SELECT id, tenant_id FROM orders')
+    const selection = structuredClone(SELECTION)
+    selection.schemas[0]?.tables.push(
+      { table_name: 'order_notes', is_selected: true } as never,
+      // A request cannot pass a view off as a table: the live kind wins.
+      { table_name: 'order_snapshot', table_type: 'TABLE', is_selected: true } as never,
+    )
+    await runJob(ctx, ds.id, selection)
+    const read = async () => {
+      const catalog = (await ctx.json('GET', `/api/v1/datasources/${ds.id}/catalog`)).body
+      const tables = catalog.schemas.find((s: any) => s.schema_name === 'public').tables
+      return new Map<string, any>(tables.map((t: any) => [t.table_name, t]))
+    }
+    let tables = await read()
+    expect(tables.get('orders')).not.toHaveProperty('expansion')
+    expect(tables.get('orders')).not.toHaveProperty('view_definition')
+    expect(tables.get('order_notes')).toMatchObject({
+      table_type: 'VIEW',
+      view_definition: expect.stringContaining('FROM public.orders'),
+      expansion: {
+        expansion: 'expanded',
+        reason: null,
+        reads: [{ schema: 'public', table: 'orders' }],
+      },
+    })
+    expect(tables.get('order_snapshot')).toMatchObject({
+      table_type: 'MATERIALIZED VIEW',
+      expansion: { expansion: 'fail_closed', reason: expect.stringContaining('materialized') },
+    })
+    // A view that starts reading an unexposed table is reported as failing closed after sync.
+    await alter(`CREATE OR REPLACE VIEW order_notes AS
+      SELECT o.id, o.note FROM orders o JOIN codes c ON c.label = o.note`)
+    await runJob(ctx, ds.id, { action: 'sync_catalog' })
+    tables = await read()
+    expect(tables.get('order_notes')).toMatchObject({
+      view_definition: expect.stringContaining('public.codes'),
+      expansion: {
+        expansion: 'fail_closed',
+        reason: 'reads public.codes, which is not exposed',
+        reads: [
+          { schema: 'public', table: 'codes' },
+          { schema: 'public', table: 'orders' },
+        ],
+      },
+    })
+  })
+
   it('syncs the stored selection with the upstream and stores the drift report', async () => {
     const { ds, dataDir } = await pgliteDirUpstream(ctx)
     await runJob(ctx, ds.id, SELECTION)

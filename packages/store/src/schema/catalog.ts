@@ -1,4 +1,5 @@
-import { boolean, index, integer, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core'
+import type { RelationName } from '@palisade/core'
+import { boolean, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core'
 import { datasources } from './datasources.js'
 
 /** Stored catalog schemas; ids are UUIDv5 of the datasource id and the upstream name. */
@@ -30,6 +31,10 @@ export const catalogTables = pgTable(
     tableName: text('table_name').notNull(),
     tableType: text('table_type').notNull().default('TABLE'),
     isSelected: boolean('is_selected').notNull().default(true),
+    /** Views and materialized views: the defining query, printed with an empty search path. */
+    viewDefinition: text('view_definition'),
+    /** Views and materialized views: every relation read, directly or through other views. */
+    viewReads: jsonb('view_reads').$type<RelationName[]>(),
   },
   (t) => [
     unique('catalog_tables_name_uq').on(t.schemaId, t.tableName),

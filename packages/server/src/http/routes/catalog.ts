@@ -1,3 +1,4 @@
+import { annotateExpansion } from '../catalog-expansion.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { idParams } from '../schemas/common.js'
 
@@ -12,6 +13,7 @@ export const catalogRoutes: RouteSpec[] = [
     tag: TAG,
     status: 200,
     params: idParams,
-    handler: async ({ c, deps, params }) => c.json(await deps.store.catalog.get(params.id)),
+    handler: async ({ c, deps, params }) =>
+      c.json(await annotateExpansion(await deps.store.catalog.get(params.id))),
   }),
 ]

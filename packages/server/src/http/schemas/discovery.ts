@@ -28,8 +28,8 @@ const saveSchema = v.object({
         table_name: name,
         table_type: v.nullish(
           v.picklist(
-            ['TABLE', 'VIEW', 'MATERIALIZED VIEW'],
-            'expected TABLE, VIEW or MATERIALIZED VIEW',
+            ['TABLE', 'VIEW', 'MATERIALIZED VIEW', 'FOREIGN TABLE'],
+            'expected TABLE, VIEW, MATERIALIZED VIEW or FOREIGN TABLE',
           ),
         ),
         is_selected: v.boolean('expected a boolean'),

@@ -1,0 +1,35 @@
+import { describeViews, loadParser, type ViewDescription } from '@palisade/core'
+import { type CatalogView, exposedOf } from '@palisade/store'
+
+type StoredTable = CatalogView['schemas'][number]['tables'][number]
+
+/** A table of the admin catalog view; relations other than tables say how they are read. */
+type AnnotatedTable = Omit<StoredTable, 'view_definition' | 'view_reads'> & {
+  view_definition?: string | null
+  expansion?: ViewDescription | null
+}
+
+/**
+ * The admin catalog view (admin-api 7.2) with, for every view, materialized view and foreign
+ * table, its definition and whether Palisade expands it or fails closed, and why.
+ */
+export async function annotateExpansion(view: CatalogView): Promise<CatalogView> {
+  await loadParser()
+  const described = describeViews(exposedOf(view))
+  return {
+    ...view,
+    schemas: view.schemas.map((schema) => ({
+      ...schema,
+      tables: schema.tables.map((table): AnnotatedTable => {
+        const { view_definition, view_reads: _reads, ...rest } = table
+        if (table.table_type === 'TABLE') return rest
+        return {
+          ...rest,
+          view_definition: view_definition ?? null,
+          // Unexposed relations are not read by any session, so nothing is said of them.
+          expansion: described.get(`${schema.schema_name}.${table.table_name}`) ?? null,
+        }
+      }),
+    })),
+  }
+}

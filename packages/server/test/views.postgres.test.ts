@@ -1,0 +1,6 @@
+import { describe } from 'vitest'
+import { postgresHarness } from './fixtures/harness.js'
+import { runViewCases } from './views.cases.js'
+
+if (process.env['PALISADE_TEST_PG_URL']) runViewCases('PostgreSQL', postgresHarness)
+else describe.skip('views over PostgreSQL (set PALISADE_TEST_PG_URL to run)', () => {})
