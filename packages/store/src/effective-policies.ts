@@ -86,6 +86,8 @@ export function toEffectivePolicies(rows: readonly Reaching[]): EffectivePolicy[
       filterExpression: p.filterExpression,
       maskExpression: p.maskExpression,
       priority: a.priority,
+      scope: a.scope as 'user' | 'role' | 'all',
+      assignmentId: a.id,
       decision: f
         ? {
             functionId: f.id,

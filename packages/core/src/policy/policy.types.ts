@@ -44,6 +44,13 @@ export interface EffectivePolicy {
   maskExpression?: string | null
   /** Lower wins among masks on one column (spec 1.1 rule 3). */
   priority: number
+  /**
+   * The scope of the assignment that reaches the user (the winning one when several do): at
+   * equal priority `user` beats `role` beats `all` (admin-api 10.1). Absent counts as `all`.
+   */
+  scope?: 'user' | 'role' | 'all'
+  /** That assignment's id: the last tie-break among masks at equal priority and scope. */
+  assignmentId?: string
   decision?: DecisionBinding | null
 }
 

@@ -14,7 +14,7 @@ import {
   bindFilter,
   bindMask,
 } from '../policy/bind-expression.js'
-import type { AppliedPolicy } from '../policy/policy.types.js'
+import type { AppliedPolicy, EffectivePolicy } from '../policy/policy.types.js'
 import { matchesAny } from '../policy/target-pattern.js'
 import type { AccessMode } from '../session-context.types.js'
 import type { PolicyOutcome, PolicyRuntime, TablePolicies } from './policy-runtime.js'
@@ -170,13 +170,24 @@ function lowestPriorityMask(
   let best: PolicyRuntime | undefined
   for (const mask of masks) {
     if (!columnMatches(mask, schema, table, column)) continue
-    if (
-      !best ||
-      mask.policy.priority < best.policy.priority ||
-      (mask.policy.priority === best.policy.priority && mask.policy.id < best.policy.id)
-    ) {
-      best = mask
-    }
+    if (!best || maskOrder(mask.policy, best.policy) < 0) best = mask
   }
   return best
+}
+
+const SCOPE_RANK = { user: 0, role: 1, all: 2 } as const
+
+/**
+ * Which of two masks on one column applies (spec 1.1 rule 3, admin-api 10.1): the lower
+ * priority, then the narrower scope (user, role, all), then the smaller assignment id; the
+ * policy id only decides between hand-written policies that carry neither.
+ */
+function maskOrder(a: EffectivePolicy, b: EffectivePolicy): number {
+  if (a.priority !== b.priority) return a.priority - b.priority
+  const scope = SCOPE_RANK[a.scope ?? 'all'] - SCOPE_RANK[b.scope ?? 'all']
+  if (scope !== 0) return scope
+  const x = a.assignmentId ?? ''
+  const y = b.assignmentId ?? ''
+  if (x !== y) return x < y ? -1 : 1
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }

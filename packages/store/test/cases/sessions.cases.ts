@@ -275,7 +275,7 @@ export function sessionsCases(makeStore: MakeStore): void {
         { policy_id: filter.id, role_id: parent.id, priority: 10 },
         admin.id,
       )
-      await store.assignments.assign(
+      const own = await store.assignments.assign(
         ds.id,
         { policy_id: filter.id, user_id: user.id, priority: 10 },
         admin.id,
@@ -334,6 +334,9 @@ export function sessionsCases(makeStore: MakeStore): void {
         },
       })
       expect(input.policies[0]?.decision?.artifact).toEqual(expect.any(String))
+      // Reached at priority 10 by role and by user: the user assignment wins (admin-api 10.1),
+      // and core orders masks by the same scope and assignment id.
+      expect(input.policies[0]).toMatchObject({ scope: 'user', assignmentId: own.id })
       expect(input.relationships).toEqual([
         expect.objectContaining({
           childSchema: 'public',
