@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../src/catalog.types.js'
+import type { EffectivePolicy } from '../src/policy/policy.types.js'
 import { createShopDb, readCatalog } from './fixtures/pglite.js'
 import { makeSession, policy, run } from './fixtures/session.js'
 
@@ -16,7 +17,7 @@ afterAll(() => db.close())
 const target = { schemas: ['public'], tables: ['customers'], columns: ['email'] }
 
 /** The first email the user reads, to see which mask applied. */
-async function firstEmail(policies: Parameters<typeof makeSession>[1]['policies']) {
+async function firstEmail(policies: EffectivePolicy[]) {
   const session = await makeSession(catalog, { policies })
   const [row] = await run<{ email: string }>(db, session, 'SELECT email FROM customers LIMIT 1')
   return row?.email

@@ -54,12 +54,9 @@ const guard = (relation: string, column: string, ...arity: number[]): Guard => (
 
 const GUARDED_FUNCTIONS: Readonly<Record<string, Guard>> = {
   format_type: guard('pg_type', 'oid', 2),
-  pg_type_is_visible: guard('pg_type', 'oid', 1),
-  pg_table_is_visible: guard('pg_class', 'oid', 1),
   pg_relation_is_publishable: guard('pg_class', 'oid', 1),
   pg_get_indexdef: guard('pg_index', 'indexrelid', 1, 3),
   pg_get_constraintdef: guard('pg_constraint', 'oid', 1, 2),
-  pg_function_is_visible: guard('pg_proc', 'oid', 1),
   pg_get_function_arguments: guard('pg_proc', 'oid', 1),
   pg_get_function_identity_arguments: guard('pg_proc', 'oid', 1),
   pg_get_function_result: guard('pg_proc', 'oid', 1),
@@ -76,6 +73,17 @@ const LOOKUP_FUNCTIONS: Readonly<Record<string, readonly number[]>> = {
   pg_partition_ancestors: [1],
   obj_description: [1, 2],
   col_description: [2],
+}
+
+/**
+ * `pg_*_is_visible(oid)`, answered from the session's search path (the default schema after
+ * pg_catalog): upstream sessions run with an empty search path (so that no upstream object can
+ * shadow a built-in), which would call every user object invisible.
+ */
+const VISIBILITY_FUNCTIONS: Readonly<Record<string, readonly [string, string]>> = {
+  pg_table_is_visible: ['pg_class', 'relnamespace'],
+  pg_type_is_visible: ['pg_type', 'typnamespace'],
+  pg_function_is_visible: ['pg_proc', 'pronamespace'],
 }
 
 /** Object-identifier types a non-literal value may be cast to, and where their OIDs live. */
@@ -110,6 +118,7 @@ const ANSWERED_FUNCTIONS: Readonly<Record<string, readonly number[]>> = {
 /** Catalog functions a query may call (each is rewritten; policy expressions may not). */
 export const CATALOG_FUNCTIONS: ReadonlySet<string> = new Set([
   ...Object.keys(GUARDED_FUNCTIONS),
+  ...Object.keys(VISIBILITY_FUNCTIONS),
   ...Object.keys(LOOKUP_FUNCTIONS),
   ...Object.keys(ANSWERED_FUNCTIONS),
 ])
@@ -124,7 +133,11 @@ export function catalogFunctionName(names: readonly string[]): string | undefine
 export function unguardableCall(name: string, call: Pg.FuncCall): string | undefined {
   const args = call.args ?? []
   const arity =
-    GUARDED_FUNCTIONS[name]?.arity ?? LOOKUP_FUNCTIONS[name] ?? ANSWERED_FUNCTIONS[name] ?? []
+    GUARDED_FUNCTIONS[name]?.arity ??
+    (Object.hasOwn(VISIBILITY_FUNCTIONS, name) ? [1] : undefined) ??
+    LOOKUP_FUNCTIONS[name] ??
+    ANSWERED_FUNCTIONS[name] ??
+    []
   if (!arity.includes(args.length)) return `${name} with ${args.length} arguments`
   if (args.some((a) => tagOf(a) === 'NamedArgExpr')) return `named arguments to ${name}`
   if (call.over || call.agg_filter || call.agg_order || call.agg_star || call.agg_distinct) {
@@ -191,12 +204,58 @@ export function guardCatalogCall(
       inVirtual(session, key, guarded.relation, [guarded.column]),
     )
   }
+  const visibility = VISIBILITY_FUNCTIONS[name]
+  if (visibility) return visibleInPath(session, visibility, args[0] as AstNode)
   if (name === 'pg_get_expr') return guardExpressionPrint(session, args)
   // psql's `\d` asks it for every table that foreign keys may reference.
   if (name === 'pg_partition_ancestors')
     return pgCatalogExpression(session, name, args[0] as AstNode)
   if (Object.hasOwn(LOOKUP_FUNCTIONS, name)) return descriptionLookup(session, name, args)
   return answer(session, name, args)
+}
+
+/**
+ * `(SELECT x.<namespace> IN (pg_catalog, default schema) FROM <virtual relation> x
+ *   WHERE x.oid = (SELECT (K)::oid))`: NULL for an OID the session cannot see, as PostgreSQL
+ * answers for one that does not exist.
+ */
+function visibleInPath(
+  session: CompiledSession,
+  [relation, namespace]: readonly [string, string],
+  key: AstNode,
+): AstNode {
+  const upstream =
+    session.defaultSchema === undefined
+      ? undefined
+      : session.schemas.get(session.defaultSchema)?.upstream
+  const path = ['pg_catalog', ...(upstream === undefined ? [] : [upstream])]
+  const pathOids = selectStmt({
+    targets: [resTarget(columnRef('n', 'oid'))],
+    from: [rangeVar('pg_catalog', 'pg_namespace', 'n')],
+    where: {
+      A_Expr: {
+        kind: 'AEXPR_IN',
+        name: [stringNode('=')],
+        lexpr: columnRef('n', 'nspname'),
+        rexpr: { List: { items: path.map((p) => qualifiedCast(stringConst(p), 'name')) } },
+      },
+    } as AstNode,
+  })
+  const inPath: AstNode = {
+    SubLink: {
+      subLinkType: 'ANY_SUBLINK',
+      testexpr: columnRef(VISIBLE, namespace),
+      subselect: pathOids,
+    },
+  }
+  const onceKey = exprSublink(
+    selectStmt({ targets: [resTarget(qualifiedCast(key, 'oid'))], from: [] }),
+  )
+  return scalarSubquery(
+    resTarget(inPath),
+    [rangeSubselect(pgCatalogFragment(session, relation), { aliasname: VISIBLE })],
+    binaryOp('=', columnRef(VISIBLE, 'oid'), onceKey),
+  )
 }
 
 /** The value of a function answered without the upstream (ANSWERED_FUNCTIONS). */

@@ -24,7 +24,7 @@ const GROUPS: Record<string, { reason: string; names: string }> = {
       replace reverse right rpad rtrim split_part starts_with string_to_array string_to_table strpos
       substr substring to_ascii to_hex translate unistr upper casefold sha224 sha256 sha384 sha512
       encode decode convert_from convert_to get_byte set_byte get_bit set_bit textlen text
-      unaccent similar_to_escape like_escape`,
+      similar_to_escape like_escape`,
   },
   format: {
     reason: 'formatting and parsing of values',

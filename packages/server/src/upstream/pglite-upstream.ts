@@ -27,7 +27,7 @@ export async function createPgliteUpstream(
 ): Promise<UpstreamProvider> {
   const { db } = options
   await db.exec(
-    `SET default_transaction_read_only = on; SET statement_timeout = ${Math.max(0, Math.trunc(options.statementTimeoutMs ?? 0))}`,
+    `SET search_path = ''; SET default_transaction_read_only = on; SET statement_timeout = ${Math.max(0, Math.trunc(options.statementTimeoutMs ?? 0))}`,
   )
   const settings = await db.query<{ name: string; setting: string }>(
     `SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'server_encoding',

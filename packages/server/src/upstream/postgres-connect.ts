@@ -54,8 +54,8 @@ export async function openSocket(config: PostgresUpstreamConfig): Promise<Socket
 
 /**
  * Connects and authenticates (trust, cleartext, MD5 or SCRAM-SHA-256) as the datasource's user.
- * The session runs read-only and with the datasource's statement timeout by default, set in the
- * startup packet so that `RESET` falls back to them too.
+ * The session runs read-only, with an empty search path and the datasource's statement timeout
+ * by default, set in the startup packet so that `RESET` falls back to them too.
  */
 export async function connectPostgres(config: PostgresUpstreamConfig): Promise<PostgresBackend> {
   const socket = await openSocket(config)
@@ -66,7 +66,9 @@ export async function connectPostgres(config: PostgresUpstreamConfig): Promise<P
       database: config.database,
       client_encoding: 'UTF8',
       application_name: 'palisade',
-      options: `-c default_transaction_read_only=on -c statement_timeout=${timeout}`,
+      // An empty search path: names in rewritten SQL resolve in pg_catalog only, so no upstream
+      // function, operator or type can stand in for a built-in (relations are schema-qualified).
+      options: `-c search_path= -c default_transaction_read_only=on -c statement_timeout=${timeout}`,
     }),
   )
   const parameters = new Map<string, string>()

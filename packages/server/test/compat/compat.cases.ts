@@ -154,8 +154,9 @@ export function runCompatCases(name: string, makeHarness: MakeHarness): void {
         ])
         expect(out.stdout).not.toContain('ssn')
         expect(out.stdout).toContain('"customers_pkey" PRIMARY KEY, btree (id)')
-        // Foreign keys that reference it (psql asks pg_partition_ancestors for these).
-        expect(out.stdout).toContain('TABLE "orders" CONSTRAINT "orders_customer_id_fkey"')
+        // Foreign keys that reference it (psql asks pg_partition_ancestors for these). Upstream
+        // sessions run with an empty search path, so regclass output is schema-qualified.
+        expect(out.stdout).toContain('TABLE "public.orders" CONSTRAINT "orders_customer_id_fkey"')
       })
 
       it('\\d secrets finds no relation', async () => {
