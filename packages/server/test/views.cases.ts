@@ -1,11 +1,11 @@
 import type { SaveSchemaInput } from '@palisade/store'
-import pg from 'pg'
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { annotateExpansion } from '../src/http/catalog-expansion.js'
 import { readColumns, readRelations } from '../src/http/upstream-catalog.js'
-import type { UpstreamReader } from '../src/http/upstream-reader.js'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
 import { SHOP_CATALOG } from './fixtures/shop.js'
+import { upstreamOf } from './fixtures/upstream-handle.js'
 
 /** Upstream views over the shop, and a table the admin does not expose. */
 const VIEWS_SQL = `
@@ -27,30 +27,6 @@ const EXPOSED_VIEWS = [
   'mv_orders',
   'v_ledger',
 ] as const
-
-/** Runs SQL on the harness's upstream and reads it the way discovery does. */
-async function upstreamOf(
-  h: Harness,
-): Promise<UpstreamReader & { exec(sql: string): Promise<void> }> {
-  if (h.upstreamPglite) {
-    const db = h.upstreamPglite
-    return {
-      query: async (text, params = []) => (await db.query(text, params)).rows as never,
-      exec: async (sql) => void (await db.exec(sql)),
-      close: async () => {},
-    }
-  }
-  const admin = h.upstreamAdmin
-  if (!admin) throw new Error('the harness has no upstream handle')
-  const url = (process.env['PALISADE_TEST_PG_URL'] ?? '').replace(/\/[^/]*$/, `/${admin.database}`)
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  return {
-    query: async (text, params = []) => (await client.query(text, params)).rows as never,
-    exec: async (sql) => void (await client.query(sql)),
-    close: () => client.end(),
-  }
-}
 
 /** Views through the data plane: expanded with the user's policies, or failing closed. */
 export function runViewCases(name: string, makeHarness: MakeHarness): void {

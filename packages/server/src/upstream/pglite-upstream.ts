@@ -1,8 +1,10 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { serialize } from 'pg-protocol'
+import { WireError, WireSqlState } from '../pgwire/wire-error.js'
 import { AsyncLock } from './async-lock.js'
 import { FrameQueue } from './frame-queue.js'
 import { splitFrames } from './frame-splitter.js'
+import { UNSAFE_CASTS_QUERY, UnsafeUpstreamError } from './unsafe-casts.js'
 import type { BackendFrame, UpstreamProvider, UpstreamSession } from './upstream.types.js'
 
 const Z = 'Z'.charCodeAt(0)
@@ -38,6 +40,20 @@ export async function createPgliteUpstream(
   let closed = false
   return {
     async acquire() {
+      // One backend for every client: check the casts (unsafe-casts.ts) between transactions.
+      const release = await lock.acquire()
+      let unsafe: string | null | undefined
+      try {
+        unsafe = (await db.query<{ unsafe: string | null }>(UNSAFE_CASTS_QUERY)).rows[0]?.unsafe
+      } finally {
+        release()
+      }
+      if (unsafe) {
+        throw WireError.fatal(
+          WireSqlState.ConnectionFailure,
+          new UnsafeUpstreamError(unsafe).message,
+        )
+      }
       return new PgliteSession(db, lock, parameters)
     },
     async close() {

@@ -5,6 +5,7 @@ import { serialize } from 'pg-protocol'
 import type { BackendMessage } from 'pg-protocol/dist/messages.js'
 import { Parser } from 'pg-protocol/dist/parser.js'
 import { ScramClient } from './scram-client.js'
+import { UNSAFE_CASTS_QUERY, UnsafeUpstreamError } from './unsafe-casts.js'
 import type { PostgresUpstreamConfig } from './upstream.types.js'
 
 /** A PostgreSQL backend after startup: ready for queries, with its parameters and cancel key. */
@@ -76,6 +77,8 @@ export async function connectPostgres(config: PostgresUpstreamConfig): Promise<P
   let secretKey = 0
   const password = config.password ?? ''
   let scram: ScramClient | undefined
+  let checked = false
+  let unsafe: string | null = null
   const parser = new Parser()
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error) => {
@@ -115,7 +118,20 @@ export async function connectPostgres(config: PostgresUpstreamConfig): Promise<P
         case 'error':
           fail(new Error(`upstream refused the connection: ${String(m['message'])}`))
           break
+        case 'dataRow':
+          unsafe = ((m['fields'] as (string | null)[] | undefined) ?? [])[0] ?? null
+          break
         case 'readyForQuery':
+          // Authenticated: check the casts before the session is handed out (unsafe-casts.ts).
+          if (!checked) {
+            checked = true
+            socket.write(serialize.query(UNSAFE_CASTS_QUERY))
+            break
+          }
+          if (unsafe !== null) {
+            fail(new UnsafeUpstreamError(unsafe))
+            break
+          }
           cleanup()
           resolve()
           break

@@ -1,6 +1,7 @@
 import { WireError, WireSqlState } from '../pgwire/wire-error.js'
 import { connectPostgres } from './postgres-connect.js'
 import { PostgresSession } from './postgres-upstream.js'
+import { UnsafeUpstreamError } from './unsafe-casts.js'
 import type { PostgresUpstreamConfig, UpstreamProvider, UpstreamSession } from './upstream.types.js'
 
 interface Waiter {
@@ -66,9 +67,11 @@ export class PostgresPool implements UpstreamProvider {
     try {
       const backend = await connectPostgres(this.#config)
       return new PostgresSession(backend, this.#config, (s) => void this.#return(s))
-    } catch {
+    } catch (error) {
       this.#size--
-      throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
+      const message =
+        error instanceof UnsafeUpstreamError ? error.message : 'upstream connection lost'
+      throw WireError.fatal(WireSqlState.ConnectionFailure, message)
     }
   }
 

@@ -2,6 +2,7 @@ import { serialize } from 'pg-protocol'
 import { FrameQueue } from './frame-queue.js'
 import { FrameSplitter } from './frame-splitter.js'
 import { type PostgresBackend, sendCancel } from './postgres-connect.js'
+import { UNSAFE_CASTS_ASSERTION } from './unsafe-casts.js'
 import type { BackendFrame, PostgresUpstreamConfig, UpstreamSession } from './upstream.types.js'
 
 const Z = 'Z'.charCodeAt(0)
@@ -122,7 +123,9 @@ export class PostgresSession implements UpstreamSession {
         serialize.sync(),
         serialize.query(
           `${rollback}CLOSE ALL; DEALLOCATE ALL; RESET application_name; ` +
-            'RESET extra_float_digits; RESET client_min_messages; RESET client_encoding',
+            'RESET extra_float_digits; RESET client_min_messages; RESET client_encoding; ' +
+            // A cast created while the session was in use fails the reset: it is not reused.
+            UNSAFE_CASTS_ASSERTION,
         ),
       ]),
     )

@@ -1,0 +1,6 @@
+import { describe } from 'vitest'
+import { postgresHarness } from './fixtures/harness.js'
+import { runShadowingCases } from './shadowing.cases.js'
+
+if (process.env['PALISADE_TEST_PG_URL']) runShadowingCases('PostgreSQL', postgresHarness)
+else describe.skip('shadowing over PostgreSQL (set PALISADE_TEST_PG_URL to run)', () => {})
