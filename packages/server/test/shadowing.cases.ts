@@ -1,7 +1,10 @@
 import type pg from 'pg'
+import { serialize } from 'pg-protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
+import { errorCode } from './fixtures/raw-socket.js'
 import { upstreamOf } from './fixtures/upstream-handle.js'
+import { framesOf, WireClient } from './fixtures/wire-client.js'
 
 /**
  * Upstream objects in the default schema that would stand in for built-ins if rewritten SQL
@@ -97,6 +100,34 @@ export function runShadowingCases(name: string, makeHarness: MakeHarness): void 
         expect(out, sql).toMatch(/^error 42704: type ".*" does not exist/)
       }
       expect((await carol.query("SELECT 'x'::text AS t")).rows).toEqual([{ t: 'x' }])
+    })
+
+    it('refuses a Parse declaring a reg* parameter, whatever the name it will carry', async () => {
+      // regclass, regnamespace, regtype, regproc and an array type: text and binary values.
+      for (const type of [2205, 4089, 2206, 24, 2210]) {
+        const answers: string[] = []
+        for (const value of ['public.secrets', 'public.secretz', 'secrets']) {
+          const client = await WireClient.connect(h.plane.port, 'alice')
+          try {
+            client.send(
+              Buffer.concat([
+                serialize.parse({ text: 'SELECT $1 AS x', types: [type] }),
+                serialize.bind({ values: [value] }),
+                serialize.execute(),
+                serialize.sync(),
+              ]),
+            )
+            const frames = await client.untilReady(1, 5000)
+            const errors = framesOf(frames, 'E')
+            const rows = framesOf(frames, 'D')
+            expect(rows).toHaveLength(0)
+            answers.push(errorCode(Buffer.concat(errors.map((f) => f.bytes))) ?? 'none')
+          } finally {
+            client.close()
+          }
+        }
+        expect(answers).toEqual(['0A000', '0A000', '0A000'])
+      }
     })
 
     it('refuses an upstream whose casts between built-in types run non-system functions', async () => {

@@ -290,8 +290,10 @@ export class QueryAnalyzer {
         this.#constants.set(cast, name)
         return
       }
+      // A schema exists for this user only when it holds a relation they may see (as in the
+      // virtual pg_namespace): one whose every table is hidden answers like a missing one.
       const schema = name === undefined ? undefined : this.#session.schemas.get(name)
-      if (!schema) {
+      if (!schema || ![...schema.tables.values()].some((entry) => entry.plan !== null)) {
         throw new PalisadeError(SqlState.InvalidSchemaName, `schema "${text}" does not exist`)
       }
       this.#constants.set(cast, quoteName(schema.upstream))

@@ -10,6 +10,7 @@ import type { ClientOutput } from './client-socket.js'
 import type { ConnectionContext } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import { Frontend } from './frontend-messages.js'
+import { objectIdentifierParameter } from './object-identifier-types.js'
 import { UpstreamStatements } from './upstream-statements.js'
 import { WireError, WireSqlState } from './wire-error.js'
 import type { WireReader } from './wire-reader.js'
@@ -143,7 +144,7 @@ export class ExtendedProtocol {
       )
       return
     }
-    const statement = this.#rewriteOne(sql, session, started)
+    const statement = this.#rewriteOne(sql, session, started, types)
     if (statement === null) return
     const prepared: Prepared = { upstreamName: '', originalSql: sql, statement, types, session }
     this.#statements.set(name, prepared)
@@ -243,9 +244,17 @@ export class ExtendedProtocol {
     sql: string,
     session: CompiledSession,
     started: number,
+    types: readonly number[] = NO_TYPES,
   ): RewrittenStatement | undefined | null {
     try {
       const { statements } = rewrite(sql, session)
+      const objectType = objectIdentifierParameter(types)
+      if (objectType !== undefined) {
+        throw WireError.error(
+          WireSqlState.FeatureNotSupported,
+          `feature not supported: parameters of type ${objectType}`,
+        )
+      }
       if (statements.length > 1) {
         throw WireError.error(
           WireSqlState.SyntaxError,

@@ -40,7 +40,8 @@ export class PostgresPool implements UpstreamProvider {
     for (;;) {
       const idle = this.#idle.pop()
       if (!idle) break
-      if (idle.alive) return idle
+      if (idle.alive && (await idle.verify())) return idle
+      idle.destroy()
       this.#size--
     }
     if (this.#size < this.#config.poolSize) return this.#open()

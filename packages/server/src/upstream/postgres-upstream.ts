@@ -145,6 +145,27 @@ export class PostgresSession implements UpstreamSession {
     }
   }
 
+  /**
+   * Checks, just before the session is handed to a client, that no unsafe cast appeared while
+   * it sat idle (unsafe-casts.ts). Resolves false when it did, or the backend is unusable.
+   */
+  async verify(): Promise<boolean> {
+    if (!this.#alive) return false
+    this.send(serialize.query(UNSAFE_CASTS_ASSERTION))
+    try {
+      let failed = false
+      for (;;) {
+        for (const f of await withTimeout(this.read(), 5000)) {
+          if (f.code === 'E'.charCodeAt(0)) failed = true
+          if (f.code === Z) return !failed && this.#status === 'I'
+        }
+      }
+    } catch {
+      this.#lose(new Error('upstream did not answer the check'))
+      return false
+    }
+  }
+
   /** Closes the connection. */
   destroy(): void {
     if (this.#alive) this.#backend.socket.end(serialize.end())
