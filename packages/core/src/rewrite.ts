@@ -88,7 +88,7 @@ function rewriteStatement(
     case StatementKind.DeclareCursor: {
       // Built field by field: this is the hot path of every query.
       const rewritten = rewriteQuery(stmt, classified, session, options)
-      return {
+      const statement: RewrittenStatement = {
         kind: classified.kind,
         statementType: classified.statementType,
         originalSql,
@@ -96,7 +96,18 @@ function rewriteStatement(
         policiesApplied: rewritten.policiesApplied,
         facts: rewritten.facts,
       }
+      if (classified.kind !== StatementKind.DeclareCursor) return statement
+      return { ...statement, cursor: cursorOf(stmt) }
     }
+    case StatementKind.Fetch:
+    case StatementKind.CloseCursor:
+      return {
+        ...base,
+        sql: deparseStatement(stmt),
+        policiesApplied: [],
+        facts: undefined,
+        cursor: cursorOf(stmt),
+      }
     default:
       return { ...base, sql: deparseStatement(stmt), policiesApplied: [], facts: undefined }
   }
@@ -177,6 +188,18 @@ function replaceQuery(stmt: AstNode, classified: ClassifiedStatement, rewritten:
   }
   const declare = (stmt as { DeclareCursorStmt: Pg.DeclareCursorStmt }).DeclareCursorStmt
   return { DeclareCursorStmt: { ...declare, query: rewritten } }
+}
+
+/** PostgreSQL's CURSOR_OPT_HOLD bit of `DeclareCursorStmt.options`. */
+const CURSOR_OPT_HOLD = 0x0020
+
+/** The cursor a DECLARE, FETCH/MOVE or CLOSE names (null: CLOSE ALL). */
+function cursorOf(stmt: AstNode): { name: string | null; hold: boolean } {
+  const body = Object.values(stmt)[0] as { portalname?: string; options?: number }
+  return {
+    name: body.portalname ?? null,
+    hold: ((body.options ?? 0) & CURSOR_OPT_HOLD) !== 0,
+  }
 }
 
 function settingOf(stmt: AstNode): { name: string; value: string | null } {

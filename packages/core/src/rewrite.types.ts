@@ -17,6 +17,11 @@ export interface RewrittenStatement {
   readonly facts: QueryFacts | undefined
   /** For `SET`: the parameter and new value (null for RESET), so the proxy can track them. */
   readonly setting?: { readonly name: string; readonly value: string | null }
+  /**
+   * For `DECLARE`, `FETCH`/`MOVE` and `CLOSE`: the cursor named (null for `CLOSE ALL`) and, for
+   * `DECLARE`, whether it is `WITH HOLD`, so the proxy can tell which rules opened a cursor.
+   */
+  readonly cursor?: { readonly name: string | null; readonly hold: boolean }
 }
 
 /** The result of `rewrite()`: one entry per statement; empty for empty input. */

@@ -24,6 +24,7 @@ export class LiveSession {
   #input: SessionInput
   #stale = false
   #removed = false
+  #generation = 0
   readonly #backend: DataPlaneBackend
 
   constructor(input: SessionInput, compiled: CompiledSession, backend: DataPlaneBackend) {
@@ -79,6 +80,14 @@ export class LiveSession {
     this.#stale = true
   }
 
+  /**
+   * Counts the rebuilds after access changes: a cursor or portal opened under an older
+   * generation must not be read under the new rules (cursor-registry.ts).
+   */
+  get generation(): number {
+    return this.#generation
+  }
+
   /** Whether `compiled` can be used as is: no rebuild is due and the context was not removed. */
   get fresh(): boolean {
     return !this.#stale && !this.#removed
@@ -96,6 +105,7 @@ export class LiveSession {
           input = withServerVersion(input, this.#input.datasource.serverVersion)
           this.#compiled = await compileSession(input)
           this.#input = input
+          this.#generation++
         }
       } catch {
         input = null

@@ -1,5 +1,6 @@
 import type { LiveSession } from '../data-plane/live-session.js'
 import type { QueryAudit } from '../data-plane/query-audit.js'
+import type { CursorRegistry } from './cursor-registry.js'
 import type { UpstreamRelay } from './upstream-relay.js'
 
 /** What the statement handlers of one authenticated connection share. */
@@ -9,6 +10,8 @@ export interface ConnectionContext {
   readonly live: LiveSession
   readonly relay: UpstreamRelay
   readonly audit: QueryAudit
+  /** The access rules each cursor was opened under. */
+  readonly cursors: CursorRegistry
   /** `application_name` from the startup packet (what RESET returns to). */
   readonly startupApplicationName: string
 }

@@ -18,6 +18,7 @@ import {
 import type { CancelRegistry } from './cancel-registry.js'
 import type { ClientOutput, ClientState, MessageHandler } from './client-socket.js'
 import type { ConnectionContext } from './connection-context.js'
+import { CursorRegistry } from './cursor-registry.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import { ExtendedProtocol } from './extended-protocol.js'
 import { Frontend } from './frontend-messages.js'
@@ -179,6 +180,7 @@ export class ConnectionHandler implements MessageHandler {
       live,
       relay,
       audit: new QueryAudit(backend, live, this.#applicationName),
+      cursors: new CursorRegistry(),
       startupApplicationName: this.#applicationName,
     }
     this.#ctx = ctx

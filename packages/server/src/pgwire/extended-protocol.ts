@@ -34,10 +34,11 @@ interface Prepared {
   session: CompiledSession
 }
 
-/** A bound portal: what its Execute audits. */
+/** A bound portal: what its Execute audits, and the access rules it was bound under. */
 interface Portal {
   originalSql: string
   statement: RewrittenStatement | undefined
+  generation: number
 }
 
 /**
@@ -322,7 +323,11 @@ export class ExtendedProtocol {
       .cstring(prepared.upstreamName)
       .bytes(rest)
       .message('B')
-    this.#portals.set(portal, { originalSql: prepared.originalSql, statement: prepared.statement })
+    this.#portals.set(portal, {
+      originalSql: prepared.originalSql,
+      statement: prepared.statement,
+      generation: this.#ctx.live.generation,
+    })
     this.#ctx.relay.send(frame, { terminals: '2', originalSql: prepared.originalSql })
   }
 
@@ -356,7 +361,17 @@ export class ExtendedProtocol {
     if (this.#ignoring) return
     const portal = this.#portals.get(name)
     const started = performance.now()
-    const { audit } = this.#ctx
+    const { audit, live, cursors } = this.#ctx
+    // A portal bound, or a cursor declared, before an access change is not read under it.
+    const stale =
+      portal &&
+      (cursors.checkPortal(name, portal.generation, live) ??
+        (portal.statement ? cursors.check(portal.statement, live) : undefined))
+    if (stale) {
+      audit.rejected(portal.originalSql, stale, performance.now() - started)
+      this.#fail(stale)
+      return
+    }
     this.#ctx.relay.send(bytes, {
       terminals: 'CIs',
       originalSql: portal?.originalSql,

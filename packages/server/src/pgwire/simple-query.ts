@@ -53,6 +53,15 @@ export async function simpleQuery(
       })
       continue
     }
+    const staleCursor = ctx.cursors.check(statement, ctx.live)
+    if (staleCursor) {
+      audit.rejected(statement.originalSql, staleCursor, performance.now() - started)
+      relay.abortTransaction(true)
+      await relay.drainTo(out)
+      out.write(errorResponse(toWireFields(staleCursor)))
+      failed = true
+      continue
+    }
     if (statement.kind === 'deallocate') {
       try {
         extended.deallocate(statement.originalSql)

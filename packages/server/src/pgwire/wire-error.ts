@@ -12,6 +12,7 @@ export const WireSqlState = {
   QueryCanceled: '57014',
   InvalidSqlStatementName: '26000',
   InvalidCursorName: '34000',
+  ObjectNotInPrerequisiteState: '55000',
   DuplicatePreparedStatement: '42P05',
   SyntaxError: '42601',
   FeatureNotSupported: '0A000',
