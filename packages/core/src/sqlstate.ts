@@ -13,6 +13,7 @@ export const SqlState = {
   UndefinedObject: '42704',
   WrongObjectType: '42809',
   InvalidSchemaName: '3F000',
+  InvalidName: '42602',
   InvalidParameterValue: '22023',
   ProgramLimitExceeded: '54000',
   StatementTooComplex: '54001',

@@ -2,6 +2,7 @@ import { type AstNode, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/n
 import { catalogFunctionName, GUARDED_CASTS, unguardableCall } from '../catalog/catalog-guards.js'
 import { isVirtualInformationSchemaView } from '../catalog/information-schema.js'
 import { isVirtualPgCatalogRelation } from '../catalog/pg-catalog.js'
+import { DEFAULT_SERVER_VERSION } from '../catalog/pg-catalog-columns.js'
 import {
   PalisadeError,
   ReadOnlyViolationError,
@@ -284,44 +285,61 @@ export class QueryAnalyzer {
       this.#constants.set(cast, text)
       return
     }
+    if (!names) throw new PalisadeError(SqlState.InvalidName, 'invalid name syntax')
     if (type === 'regnamespace') {
-      const name = names?.length === 1 ? (names[0] as string) : undefined
+      if (names.length !== 1) throw new PalisadeError(SqlState.InvalidName, 'invalid name syntax')
+      const name = names[0] as string
       if (name === 'pg_catalog' || name === 'information_schema') {
         this.#constants.set(cast, name)
         return
       }
-      // A schema exists for this user only when it holds a relation they may see (as in the
-      // virtual pg_namespace): one whose every table is hidden answers like a missing one.
-      const schema = name === undefined ? undefined : this.#session.schemas.get(name)
-      if (!schema || ![...schema.tables.values()].some((entry) => entry.plan !== null)) {
-        throw new PalisadeError(SqlState.InvalidSchemaName, `schema "${text}" does not exist`)
-      }
-      this.#constants.set(cast, quoteName(schema.upstream))
+      this.#constants.set(cast, quoteName(this.#visibleSchema(name)))
       return
     }
     if (type !== 'regclass') {
       throw new UnsupportedStatementError(`casts to ${type} of anything but a name`)
     }
-    const [catalog, schema, table] =
-      names?.length === 3
+    const [catalog, schema, table] = (
+      names.length === 3
         ? names
-        : names?.length === 2
+        : names.length === 2
           ? [undefined, ...names]
-          : [undefined, undefined, names?.[0]]
-    const ownCatalog = catalog === undefined || catalog === this.#session.datasource.name
-    if (
-      ownCatalog &&
-      table !== undefined &&
-      (schema === 'pg_catalog' || schema === undefined) &&
-      isVirtualPgCatalogRelation(table)
-    ) {
+          : [undefined, undefined, names[0]]
+    ) as [string | undefined, string | undefined, string]
+    if (catalog !== undefined && catalog !== this.#session.datasource.name) {
+      throw new PalisadeError(
+        SqlState.FeatureNotSupported,
+        `cross-database references are not implemented: "${text}"`,
+      )
+    }
+    if ((schema === 'pg_catalog' || schema === undefined) && isVirtualPgCatalogRelation(table)) {
       this.#constants.set(cast, `pg_catalog.${table}`)
       return
     }
-    const entry =
-      table === undefined || !ownCatalog ? undefined : this.#session.findTable(schema, table)
-    if (!entry?.plan) throw new UndefinedTableError(text)
+    // PostgreSQL's answers for a missing name, worded from the folded name as it prints them:
+    // before 16, a missing schema is reported as such; from 16 on, as a missing relation.
+    const version = this.#session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+    const systemSchema = schema === 'pg_catalog' || schema === 'information_schema'
+    if (schema !== undefined && !systemSchema && version < 160000) this.#visibleSchema(schema)
+    const entry = this.#session.findTable(schema, table)
+    if (!entry?.plan) {
+      const written = version < 160000 ? [schema, table].filter(Boolean) : names
+      throw new UndefinedTableError(written.join('.'))
+    }
     this.#constants.set(cast, `${quoteName(entry.exposed.schema)}.${quoteName(entry.exposed.name)}`)
+  }
+
+  /**
+   * The upstream name of a schema the user can see. A schema exists for this user only when it
+   * holds a relation they may see (as in the virtual pg_namespace): one whose every table is
+   * hidden answers like a missing one (3F000).
+   */
+  #visibleSchema(name: string): string {
+    const schema = this.#session.schemas.get(name)
+    if (!schema || ![...schema.tables.values()].some((entry) => entry.plan !== null)) {
+      throw new PalisadeError(SqlState.InvalidSchemaName, `schema "${name}" does not exist`)
+    }
+    return schema.upstream
   }
 
   #checkOperator(expr: Pg.A_Expr): void {

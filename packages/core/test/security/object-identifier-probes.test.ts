@@ -128,6 +128,35 @@ describe('object-identifier probes', () => {
     }
   })
 
+  it("words a missing name's error as PostgreSQL does", async () => {
+    const { rows } = await db.query<{ v: string; d: string }>(
+      "SELECT current_setting('server_version_num') AS v, current_database() AS d",
+    )
+    const session = await makeSession(catalog, {
+      serverVersion: Number(rows[0]?.v),
+      datasource: rows[0]?.d as string,
+    })
+    const direct = async (sql: string) => {
+      try {
+        return JSON.stringify((await db.query(sql)).rows)
+      } catch (error) {
+        return `${(error as { code?: string }).code} ${(error as Error).message}`
+      }
+    }
+    for (const sql of [
+      "SELECT 'PUBLIC.SECRETZ'::regclass",
+      "SELECT 'Secretz'::regclass",
+      'SELECT \'"Nowhere".t\'::regclass',
+      "SELECT 'a..b'::regclass",
+      "SELECT 'other.public.t'::regclass",
+      "SELECT 'postgres.public.nothing'::regclass",
+      "SELECT 'NOWHERE'::regnamespace",
+      "SELECT 'a.b'::regnamespace",
+    ]) {
+      expect(await outcome(session, sql), sql).toBe(await direct(sql))
+    }
+  })
+
   it('still resolves visible names', async () => {
     const session = await makeSession(catalog)
     expect(await outcome(session, "SELECT 'public.orders'::regclass::text AS x")).toMatch(
