@@ -16,6 +16,7 @@ import { isAllowedType } from '../policy/type-allowlist.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { SqlState } from '../sqlstate.js'
 import { functionSignature } from './function-signature.js'
+import { ImpliedObjectNames } from './implied-object-names.js'
 import { findPushdownCandidates, type PushdownCandidate } from './leakproof-conjuncts.js'
 import { parseQualifiedName, quoteName } from './qualified-name.js'
 import type { QueryFacts } from './query-facts.js'
@@ -31,6 +32,11 @@ export interface QueryAnalysis {
    * literal becomes. Every other cast to an object-identifier type is guarded by the rewrite.
    */
   readonly objectNames: ReadonlyMap<object, string>
+  /**
+   * Expressions that take an object-identifier type from their siblings (`coalesce(x::regclass,
+   * 16384)`), by node identity, with that type: the rewrite guards them like a cast.
+   */
+  readonly objectGuards: ReadonlyMap<object, string>
   /** Leakproof user conjuncts per scan, copied inside fenced scans (design.md §2). */
   readonly pushdowns: ReadonlyMap<object, readonly PushdownCandidate[]>
   readonly facts: QueryFacts
@@ -50,6 +56,8 @@ export class QueryAnalyzer {
   readonly #cteRenames = new Map<object, string>()
   readonly #pushdowns = new Map<object, readonly PushdownCandidate[]>()
   readonly #constants = new Map<object, string>()
+  readonly #objectGuards = new Map<object, string>()
+  readonly #implied = new ImpliedObjectNames()
   readonly #tables = new Map<string, QueryFacts['tables'][number]>()
   readonly #columns = new Set<string>()
   #joins = 0
@@ -66,11 +74,13 @@ export class QueryAnalyzer {
 
   analyze(query: AstNode, statementType: string): QueryAnalysis {
     this.#visit(query, new Map())
+    for (const { member, type } of this.#implied.resolve()) this.#checkImpliedCast(member, type)
     return {
       references: this.#references,
       cteRenames: this.#cteRenames,
       pushdowns: this.#pushdowns,
       objectNames: this.#constants,
+      objectGuards: this.#objectGuards,
       facts: {
         tables: [...this.#tables.values()],
         columns: [...this.#columns],
@@ -95,6 +105,7 @@ export class QueryAnalyzer {
     if (++this.#depth > 1000)
       throw new PalisadeError(SqlState.StatementTooComplex, 'statement is too complex')
     // No try/finally: after a throw the analyzer is discarded, so the depth need not unwind.
+    if (tag !== undefined) this.#implied.collect(tag, body)
     if (tag === undefined || !this.#visitNode(tag, body, scope)) {
       for (const key in body) {
         const field = body[key]
@@ -191,6 +202,8 @@ export class QueryAnalyzer {
       const all = new Map([...outer, ...names])
       ctes.forEach((cte, i) => {
         if (tagOf(cte.ctequery) !== 'SelectStmt') throw new ReadOnlyViolationError()
+        const aliases = stringsOf(cte.aliascolnames)
+        if (aliases.length > 0) this.#implied.collectAliases(cte.ctequery, aliases)
         const cteScope = withClause.recursive ? all : new Map([...outer, ...names.slice(0, i)])
         this.#visit(cte.ctequery, cteScope)
       })
@@ -279,26 +292,48 @@ export class QueryAnalyzer {
       }
       return
     }
+    this.#constants.set(cast, this.#objectName(text, type))
+  }
+
+  /**
+   * A value that takes an object-identifier type from its siblings: a string literal is a name
+   * and gets the same check and upstream name as in an explicit cast; anything else (a number,
+   * a parameter, an expression) is guarded like a cast of an OID.
+   */
+  #checkImpliedCast(member: unknown, type: string): void {
+    const tag = tagOf(member)
+    if (tag === undefined) return
+    const body = (member as Record<string, NodeBody>)[tag] as NodeBody
+    const constant = tag === 'A_Const' ? (body as Pg.A_Const) : undefined
+    if (constant?.isnull) return
+    const text = constant?.sval?.sval
+    if (constant && text !== undefined && !/^\s*\d+\s*$/.test(text)) {
+      this.#constants.set(body, this.#objectName(text, type))
+      return
+    }
+    if (!Object.hasOwn(GUARDED_CASTS, type)) {
+      throw new UnsupportedStatementError(`values of type ${type} other than names`)
+    }
+    this.#objectGuards.set(body, type)
+  }
+
+  /** The upstream text for a name read as `type`, or the error a missing name gets. */
+  #objectName(text: string, type: string): string {
     const names = parseQualifiedName(text)
     if (type === 'regtype') {
       if (!names || !isAllowedType(names)) throw undefinedType([text])
-      this.#constants.set(cast, text)
-      return
+      return text
     }
     if (!names) throw new PalisadeError(SqlState.InvalidName, 'invalid name syntax')
     if (type === 'regnamespace') {
       if (names.length !== 1) throw new PalisadeError(SqlState.InvalidName, 'invalid name syntax')
       const name = names[0] as string
       if (name === 'pg_catalog' || name === 'information_schema') {
-        this.#constants.set(cast, name)
-        return
+        return name
       }
-      this.#constants.set(cast, quoteName(this.#visibleSchema(name)))
-      return
+      return quoteName(this.#visibleSchema(name))
     }
-    if (type !== 'regclass') {
-      throw new UnsupportedStatementError(`casts to ${type} of anything but a name`)
-    }
+    if (type !== 'regclass') return this.#systemObjectName(type, text, names)
     const [catalog, schema, table] = (
       names.length === 3
         ? names
@@ -313,8 +348,7 @@ export class QueryAnalyzer {
       )
     }
     if ((schema === 'pg_catalog' || schema === undefined) && isVirtualPgCatalogRelation(table)) {
-      this.#constants.set(cast, `pg_catalog.${table}`)
-      return
+      return `pg_catalog.${table}`
     }
     // PostgreSQL's answers for a missing name, worded from the folded name as it prints them:
     // before 16, a missing schema is reported as such; from 16 on, as a missing relation.
@@ -326,7 +360,43 @@ export class QueryAnalyzer {
       const written = version < 160000 ? [schema, table].filter(Boolean) : names
       throw new UndefinedTableError(written.join('.'))
     }
-    this.#constants.set(cast, `${quoteName(entry.exposed.schema)}.${quoteName(entry.exposed.name)}`)
+    return `${quoteName(entry.exposed.schema)}.${quoteName(entry.exposed.name)}`
+  }
+
+  /**
+   * A name for the other `reg*` types, which the user can only resolve to built-in objects:
+   * the upstream session's search path is empty, so an unqualified (or `pg_catalog`) name finds
+   * `pg_catalog` objects only and passes unchanged. A name in another schema is refused as
+   * PostgreSQL refuses a missing one, whether or not the schema or the object exists upstream.
+   */
+  #systemObjectName(type: string, text: string, names: readonly string[]): string {
+    const system = names.length === 1 || (names.length === 2 && names[0] === 'pg_catalog')
+    switch (type) {
+      case 'regproc':
+      case 'regoper': {
+        if (system) return text
+        const version = this.#session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+        if (names.length === 2 && version < 160000) this.#visibleSchema(names[0] as string)
+        const name = names.join('.')
+        throw new PalisadeError(
+          SqlState.UndefinedFunction,
+          type === 'regproc'
+            ? `function "${name}" does not exist`
+            : `operator does not exist: ${name}`,
+        )
+      }
+      case 'regprocedure':
+      case 'regoperator':
+        // Argument types are names too: only built-in ones, written without other schemas.
+        if (!/["]/.test(text) && !text.replaceAll('pg_catalog.', '').includes('.')) return text
+        break
+      case 'regcollation':
+      case 'regconfig':
+      case 'regdictionary':
+        if (system) return text
+        break
+    }
+    throw new UnsupportedStatementError(`casts to ${type} of anything but a built-in name`)
   }
 
   /**

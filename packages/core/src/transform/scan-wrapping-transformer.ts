@@ -44,7 +44,17 @@ export function wrapScans(
   analysis: QueryAnalysis,
   plans: ReadonlyMap<TableEntry, ScanPlan>,
 ): AstNode {
+  // The node whose own object-identifier guard is being built (so its inside is mapped as usual).
+  let guarding: object | undefined
   const mapper = (node: AstNode, tag: string, body: NodeBody): AstNode | undefined => {
+    const impliedType = analysis.objectGuards.get(body)
+    if (impliedType !== undefined && guarding !== body) {
+      const outer = guarding
+      guarding = body
+      const value = mapTree(node, mapper)
+      guarding = outer
+      return guardObjectCast(session, value, impliedType, impliedType)
+    }
     switch (tag) {
       case 'RangeVar':
         return replaceRangeVar(body as Pg.RangeVar, undefined)
@@ -67,7 +77,11 @@ export function wrapScans(
       case 'ColumnRef':
         // Returning the node itself stops the walk: nothing inside a column reference changes.
         return shortenQualifiedColumn(body as Pg.ColumnRef) ?? node
-      case 'A_Const':
+      case 'A_Const': {
+        // A name literal that takes an object-identifier type from its siblings.
+        const upstreamName = analysis.objectNames.get(body)
+        return upstreamName === undefined ? node : stringConst(upstreamName)
+      }
       case 'ParamRef':
         return node
       case 'TypeCast': {

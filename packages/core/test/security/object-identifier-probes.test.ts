@@ -157,11 +157,49 @@ describe('object-identifier probes', () => {
     }
   })
 
+  it('guards values that take an object-identifier type from their siblings', async () => {
+    const hideHr = policy('table_deny', { target: { schemas: ['hr'], tables: ['*'] } })
+    const session = await makeSession(catalog, { policies: [hideHr] })
+    const { rows } = await db.query<{ oid: number }>(
+      "SELECT 'hr.employees'::regclass::oid::int AS oid",
+    )
+    const hidden = rows[0]?.oid as number
+    for (const form of [
+      (v: string) => `SELECT coalesce(NULL::regclass, ${v})::text AS x`,
+      (v: string) => `SELECT (ARRAY[NULL::regclass, ${v}])[2]::text AS x`,
+      (v: string) =>
+        `SELECT x::text FROM (SELECT NULL::regclass AS x UNION ALL SELECT ${v}) u WHERE x IS NOT NULL`,
+      (v: string) => `SELECT greatest(NULL::regclass, ${v} + 0)::text AS x`,
+    ]) {
+      const a = await outcome(session, form(String(hidden)))
+      const b = await outcome(session, form('4000000000'))
+      expect(a, form(String(hidden))).not.toContain('employees')
+      expect(a.replace(String(hidden), '4000000000')).toBe(b)
+    }
+    // A visible relation's name still resolves, as in an explicit cast.
+    expect(await outcome(session, "SELECT coalesce(NULL::regclass, 'orders')::text AS x")).toMatch(
+      /orders/,
+    )
+  })
+
   it('still resolves visible names', async () => {
     const session = await makeSession(catalog)
     expect(await outcome(session, "SELECT 'public.orders'::regclass::text AS x")).toMatch(
       /^\[\{"x":"(public\.)?orders"\}\]$/,
     )
     expect(await outcome(session, "SELECT 'int4'::regtype::text AS x")).toBe('[{"x":"integer"}]')
+    // Built-in routines by name, as pgJDBC asks for array types.
+    const jdbc =
+      "SELECT typinput = 'pg_catalog.array_in'::regproc AS is_array FROM pg_catalog.pg_type WHERE typname = '_int4'"
+    expect(await outcome(session, jdbc)).toBe('[{"is_array":true}]')
+    expect(await outcome(session, "SELECT 'lower(text)'::regprocedure::text AS x")).toBe(
+      '[{"x":"lower(text)"}]',
+    )
+    expect(
+      await outcome(
+        session,
+        "SELECT count(*) AS n FROM pg_type WHERE typinput = 'int4in'::regproc",
+      ),
+    ).toBe('[{"n":1}]')
   })
 })

@@ -152,6 +152,21 @@ const PROBES = [
   "'%N'::%T = 0",
   "nullif('%N'::%T::text, '')",
   "'%N'::text::%T",
+  // Untyped strings that take a reg* type from their siblings are read as names too.
+  "coalesce(NULL::%T, '%N')",
+  "greatest(NULL::%T, '%N')",
+  "CASE WHEN false THEN NULL::%T ELSE '%N' END",
+  "ARRAY[NULL::%T, '%N']",
+  "(SELECT max(x::text) FROM (VALUES (NULL::%T), ('%N')) v(x))",
+  "(SELECT max(x::text) FROM (SELECT NULL::%T AS x UNION ALL SELECT '%N') u)",
+  "(WITH w(r) AS (SELECT NULL::%T) SELECT coalesce(r, '%N')::text FROM w)",
+  "(WITH w AS (SELECT NULL::%T AS r) SELECT coalesce(r, '%N')::text FROM w)",
+  // Strings beside a regproc column of the catalog.
+  "(SELECT count(*) FROM pg_type WHERE typinput = '%N')",
+  "(SELECT count(*) FROM pg_type WHERE typoutput IN ('%N', 'int4out'))",
+  "(SELECT count(*) FROM pg_proc WHERE prosupport = ANY('{%N}'))",
+  "(SELECT max(coalesce(oprcode, '%N')::text) FROM pg_operator)",
+  "(SELECT count(CASE typinput WHEN '%N' THEN 1 END) FROM pg_type)",
 ]
 
 const probeQuery: fc.Arbitrary<{
