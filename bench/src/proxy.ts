@@ -13,7 +13,8 @@ import { idleConnections } from './idle-connections.js'
 import { startPgbouncer } from './pgbouncer.js'
 import { startProxyProcess } from './proxy-child.js'
 import { PASSWORD, SETUP } from './proxy-fixture.js'
-import { fmt, summarize } from './stats.js'
+import { createScratchDatabase, type ScratchDatabase } from './scratch-database.js'
+import { fmt, printTable, summarize } from './stats.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
 const ITERATIONS = Number(process.env['BENCH_PROXY_ITERATIONS'] ?? 400)
@@ -68,13 +69,6 @@ const runnerOf =
   (sql, params) =>
     params ? c.query(sql, params) : c.query(sql)
 
-function printTable(title: string, header: string[], rows: string[][]): void {
-  console.log(`${title}\n`)
-  console.log(`| ${header.join(' | ')} |`)
-  console.log(`|${header.map(() => '---').join('|')}|`)
-  for (const r of rows) console.log(`| ${r.join(' | ')} |`)
-  console.log('')
-}
 type RoundResult = Awaited<ReturnType<typeof measure>>
 
 /** pgbouncer's view of the PostgreSQL upstream the proxy uses. */
@@ -138,33 +132,15 @@ export async function run(): Promise<void> {
   // First, while this process is still small: later runs leave memory the GC may return.
   if (FILTER.test('idle')) await idleConnections(1000)
   let db: PGlite | undefined
-  let admin: pg.Client | undefined
+  let scratch: ScratchDatabase | undefined
   let directConfig: pg.ClientConfig | undefined
   let dbName = ''
   let upstream: Record<string, unknown> = { kind: 'pglite' }
   if (pgUrl) {
-    const url = new URL(pgUrl)
-    dbName = `palisade_bench_${process.pid}`
-    admin = new pg.Client({ connectionString: pgUrl })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${dbName}`)
-    directConfig = { connectionString: pgUrl.replace(/\/[^/]*$/, `/${dbName}`) }
-    const seed = new pg.Client(directConfig)
-    await seed.connect()
-    await seed.query(SETUP)
-    await seed.end()
-    upstream = {
-      kind: 'postgres',
-      datasourceName: 'bench',
-      host: url.hostname,
-      port: Number(url.port || 5432),
-      database: dbName,
-      user: decodeURIComponent(url.username || 'postgres'),
-      password: url.password ? decodeURIComponent(url.password) : null,
-      sslmode: 'disable',
-      statementTimeoutMs: 0,
-      poolSize: 16,
-    }
+    scratch = await createScratchDatabase(pgUrl)
+    dbName = scratch.name
+    directConfig = scratch.direct
+    upstream = scratch.upstream
   } else {
     db = await PGlite.create()
     await db.exec(SETUP)
@@ -346,9 +322,6 @@ export async function run(): Promise<void> {
     await relay?.stop()
     await plane.stop()
     await db?.close()
-    if (admin) {
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-      await admin.end()
-    }
+    await scratch?.drop()
   }
 }

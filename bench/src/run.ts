@@ -9,6 +9,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   store: () => import('./store.js'),
   proxy: () => import('./proxy.js'),
   invalidation: () => import('./invalidation.js'),
+  isolation: () => import('./isolation.js'),
 }
 
 const wanted = process.argv.slice(2)

@@ -34,3 +34,12 @@ export function timeMicros(
 export function fmt(value: number, digits = 1): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '-'
 }
+
+/** Prints a Markdown table under a title. */
+export function printTable(title: string, header: string[], rows: string[][]): void {
+  console.log(`${title}\n`)
+  console.log(`| ${header.join(' | ')} |`)
+  console.log(`|${header.map(() => '---').join('|')}|`)
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+  console.log('')
+}

@@ -1,8 +1,12 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  // The decision worker is its own file next to the bundle (loaded with `new Worker`).
-  entry: { index: 'src/index.ts', 'decision-worker': 'src/decision/decision-worker.ts' },
+  // The workers are files of their own next to the bundle (loaded with `new Worker`).
+  entry: {
+    index: 'src/index.ts',
+    'decision-worker': 'src/decision/decision-worker.ts',
+    'rewrite-worker': 'src/isolation/rewrite-worker.ts',
+  },
   format: ['esm'],
   dts: true,
   sourcemap: true,

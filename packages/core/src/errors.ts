@@ -118,3 +118,25 @@ export class ExpressionError extends PalisadeError {
     super(SqlState.SyntaxError, message)
   }
 }
+
+/**
+ * A statement nested deeper than the rewriting thread's stack allows: PostgreSQL's answer to one
+ * nested deeper than its `max_stack_depth`.
+ */
+export class StackDepthError extends PalisadeError {
+  constructor() {
+    super(SqlState.StatementTooComplex, 'stack depth limit exceeded', {
+      hint: 'Simplify the statement: it nests too deeply.',
+    })
+  }
+}
+
+/** Whether `error` is V8's stack overflow (a `RangeError`, which nothing else here throws). */
+export function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && error.message.includes('call stack')
+}
+
+/** `error` itself, or a `StackDepthError` in place of a stack overflow. */
+export function withStackDepth(error: unknown): unknown {
+  return isStackOverflow(error) ? new StackDepthError() : error
+}

@@ -14,6 +14,12 @@ export { loadParser } from './ast/parse.js'
 export type * from './catalog.types.js'
 export * from './decision/index.js'
 export * from './errors.js'
+export {
+  checkStatementSize,
+  DEFAULT_STATEMENT_LIMITS,
+  RewritePool,
+  type StatementLimits,
+} from './isolation/rewrite-pool.js'
 export { loadCore } from './load-core.js'
 export {
   type FilterColumnResolution,

@@ -10,7 +10,7 @@ import { deparseStatement } from './ast/deparse.js'
 import type { AstNode, Pg } from './ast/node.js'
 import { parseSql } from './ast/parse.js'
 import { buildDecisionContext, decisionRecord, resolveDecision } from './decision/index.js'
-import { UndefinedTableError } from './errors.js'
+import { UndefinedTableError, withStackDepth } from './errors.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
 import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
 import type { DecisionLogSink } from './session/compile-session.js'
@@ -45,16 +45,32 @@ export function rewrite(
   session: CompiledSession,
   options: RewriteOptions = {},
 ): RewriteResult {
-  const cacheable = !session.hasQueryDecisions
-  if (cacheable) {
-    const hit = session.rewriteCache.get(sql) as RewriteResult | undefined
-    if (hit) return hit
+  const hit = cachedRewrite(sql, session)
+  if (hit) return hit
+  let statements: RewrittenStatement[]
+  try {
+    statements = parseSql(sql).map((p) => rewriteStatement(p.stmt, p.text, session, options))
+  } catch (error) {
+    throw withStackDepth(error)
   }
-  const parsed = parseSql(sql)
-  const statements = parsed.map((p) => rewriteStatement(p.stmt, p.text, session, options))
   const result: RewriteResult = Object.freeze({ statements: Object.freeze(statements) })
-  if (cacheable && sql.length <= 16_384) session.rewriteCache.set(sql, result)
+  rememberRewrite(sql, session, result)
   return result
+}
+
+/** @internal The session's cached rewrite of exactly this text, if any. */
+export function cachedRewrite(sql: string, session: CompiledSession): RewriteResult | undefined {
+  if (session.hasQueryDecisions) return undefined
+  return session.rewriteCache.get(sql) as RewriteResult | undefined
+}
+
+/** @internal Caches a rewrite (one made elsewhere too: a rewrite worker) for the session. */
+export function rememberRewrite(
+  sql: string,
+  session: CompiledSession,
+  result: RewriteResult,
+): void {
+  if (!session.hasQueryDecisions && sql.length <= 16_384) session.rewriteCache.set(sql, result)
 }
 
 function rewriteStatement(

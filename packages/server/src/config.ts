@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { DEFAULT_STATEMENT_LIMITS } from '@palisade/core'
 
 /** Settings of the data plane listener. */
 export interface DataPlaneConfig {
@@ -20,6 +21,12 @@ export interface DataPlaneConfig {
   maxMessageBytes: number
   /** On shutdown, how long statements in progress may finish (default 10 s). */
   shutdownGraceMs: number
+  /** Longest statement, in UTF-8 bytes (default 1 MiB); longer ones are refused with 54000. */
+  maxStatementBytes: number
+  /** Wall-clock budget of one long statement's rewrite (default 5 s); past it, 54001. */
+  rewriteTimeoutMs: number
+  /** Threads that rewrite long statements (default: cores - 1, at least 1). */
+  rewriteWorkers: number
 }
 
 /** The defaults of admin-api 17.1. */
@@ -32,6 +39,9 @@ export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   idleTimeoutMs: 15 * 60_000,
   maxMessageBytes: 64 * 1024 * 1024,
   shutdownGraceMs: 10_000,
+  maxStatementBytes: DEFAULT_STATEMENT_LIMITS.maxStatementBytes,
+  rewriteTimeoutMs: DEFAULT_STATEMENT_LIMITS.rewriteTimeoutMs,
+  rewriteWorkers: DEFAULT_STATEMENT_LIMITS.workers,
 }
 
 /**

@@ -64,7 +64,6 @@ export class QueryAnalyzer {
   #aggregation = false
   #subquery = false
   #where = false
-  #depth = 0
   /** While a view's definition is visited: the name the user wrote for the view. */
   #viewWritten: string | undefined
 
@@ -102,9 +101,8 @@ export class QueryAnalyzer {
     }
     const tag = tagOf(value)
     const body = (tag === undefined ? value : (value as Record<string, unknown>)[tag]) as NodeBody
-    if (++this.#depth > 1000)
-      throw new PalisadeError(SqlState.StatementTooComplex, 'statement is too complex')
-    // No try/finally: after a throw the analyzer is discarded, so the depth need not unwind.
+    // No depth limit: a statement nested deeper than the stack allows overflows it, and
+    // rewrite() answers that as PostgreSQL does (54001 stack depth limit exceeded).
     if (tag !== undefined) this.#implied.collect(tag, body)
     if (tag === undefined || !this.#visitNode(tag, body, scope)) {
       for (const key in body) {
@@ -112,7 +110,6 @@ export class QueryAnalyzer {
         if (field !== null && typeof field === 'object') this.#visit(field, scope)
       }
     }
-    this.#depth--
   }
 
   /** Handles one node; returns true when its fields were already visited. */

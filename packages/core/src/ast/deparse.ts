@@ -2,7 +2,7 @@ import { Deparser } from 'pgsql-deparser'
 import { SqlFormatter } from 'pgsql-deparser/utils/sql-formatter.js'
 // Not re-exported by the package's entry point; the class is plain data plus `spawn`.
 import { DeparserContext } from 'pgsql-deparser/visitors/base.js'
-import { PalisadeError } from '../errors.js'
+import { isStackOverflow, PalisadeError, StackDepthError } from '../errors.js'
 import { SqlState } from '../sqlstate.js'
 import type { AstNode } from './node.js'
 
@@ -39,6 +39,7 @@ export function deparseStatement(stmt: AstNode): string {
   try {
     return deparse(stmt)
   } catch (error) {
+    if (isStackOverflow(error)) throw new StackDepthError()
     throw new PalisadeError(
       SqlState.FeatureNotSupported,
       'feature not supported: statement cannot be serialized',

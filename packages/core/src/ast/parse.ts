@@ -1,6 +1,6 @@
 import { loadModule, parseSync } from 'pgsql-parser'
 import { BoundedCache } from '../bounded-cache.js'
-import { SqlParseError } from '../errors.js'
+import { isStackOverflow, SqlParseError, StackDepthError } from '../errors.js'
 import type { AstNode } from './node.js'
 
 /** One parsed statement with its original text span. */
@@ -49,6 +49,7 @@ function parseUncached(sql: string): readonly ParsedStatement[] {
   try {
     result = parseSync(sql) as typeof result
   } catch (error) {
+    if (isStackOverflow(error)) throw new StackDepthError()
     const parseError = toParseError(error)
     // The parser refuses input that holds no statement; PostgreSQL answers it as empty.
     if (parseError.message === 'Query cannot be empty') return Object.freeze([])

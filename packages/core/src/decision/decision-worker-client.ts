@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
+import { workerEntry } from '../worker-entry.js'
 import { RESPONSE_FLAG, type WorkerRequest, type WorkerResponse } from './worker-protocol.js'
 
 /**
@@ -32,27 +30,13 @@ const pool: { workers: RunningWorker[]; turn: number; started: boolean } = {
   started: false,
 }
 
-/**
- * The worker script: built next to the bundle, or, when running from the TypeScript sources
- * (the test runner), a bootstrap that registers tsx in the worker and imports the source.
- */
-function workerEntry(): { url: URL | string; eval: boolean } {
-  const built = new URL('./decision-worker.js', import.meta.url)
-  if (existsSync(fileURLToPath(built))) return { url: built, eval: false }
-  const source = new URL('./decision-worker.ts', import.meta.url).href
-  // The ESM build of tsx's API sits beside the CommonJS one that require.resolve finds.
-  const tsxApi = createRequire(import.meta.url)
-    .resolve('tsx/esm/api')
-    .replace(/\.cjs$/, '.mjs')
-  const tsx = pathToFileURL(tsxApi).href
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((t) => { t.register(); return import(${JSON.stringify(source)}) })`
-  return { url: bootstrap, eval: true }
-}
-
 function spawn(): RunningWorker {
   const { port1, port2 } = new MessageChannel()
   const signal = new SharedArrayBuffer(4)
-  const entry = workerEntry()
+  const entry = workerEntry(
+    new URL('./decision-worker.js', import.meta.url),
+    new URL('./decision-worker.ts', import.meta.url),
+  )
   const worker = new Worker(entry.url, {
     workerData: { port: port2, signal },
     transferList: [port2],

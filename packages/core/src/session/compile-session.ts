@@ -109,6 +109,8 @@ export function compileSessionSync(
       }),
     )
   }
+  const deterministic = !input.policies.some((p) => runsDecisionFunction(p.decision))
+  session.isolationInput = deterministic ? input : undefined
   return session
 }
 

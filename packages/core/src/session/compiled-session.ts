@@ -5,6 +5,7 @@ import type { DecisionBinding } from '../policy/policy.types.js'
 import type {
   AttributeDefinition,
   SessionDatasource,
+  SessionInput,
   SessionUser,
 } from '../session-context.types.js'
 import type { PolicyOutcome, PolicyRuntime, TablePolicies } from './policy-runtime.js'
@@ -64,6 +65,11 @@ export class CompiledSession {
   readonly identity: { readonly user: AstNode; readonly catalog: AstNode; readonly schema: AstNode }
   /** @internal Virtualized catalog views, built and deparsed once per session. */
   readonly catalogViews = new Map<string, AstNode>()
+  /**
+   * @internal What the session was compiled from, when compiling it again elsewhere gives the
+   * same session (no decision function runs): a rewrite worker compiles its own copy from it.
+   */
+  isolationInput: SessionInput | undefined = undefined
   /** Settles a view's state on first use while the session compiles. */
   #resolveView: ((entry: TableEntry) => void) | undefined
 

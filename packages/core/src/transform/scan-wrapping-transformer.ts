@@ -251,6 +251,9 @@ function catalogView(session: CompiledSession, view: VirtualInformationSchemaVie
   return fragment
 }
 
+/** The most user conjuncts copied below one fence. */
+const MAX_PUSHED_CONJUNCTS = 32
+
 /**
  * Copies of the user's leakproof conjuncts on this scan, re-qualified to the inner table.
  * Only for fenced scans (unfenced ones PostgreSQL pushes down itself) and only on visible,
@@ -262,15 +265,24 @@ function leakproofConjuncts(
 ): AstNode[] {
   if (!plan.filtered || !candidates) return []
   const inner = plan.table.name
-  return candidates
-    .filter((c) => plan.columns.includes(c.column) && !plan.masked.has(c.column))
-    .map((c) =>
-      mapTree(c.node, (_node, tag, body) =>
-        tag === 'ColumnRef'
-          ? columnRef(inner, stringsOf((body as Pg.ColumnRef).fields).slice(-1)[0] as string)
-          : undefined,
-      ),
-    )
+  // Distinct ones, and a few: enough for the planner to pick an index; thousands would only
+  // multiply its work on a statement with thousands of conditions.
+  const seen = new Set<string>()
+  const pushable = candidates.filter((c) => {
+    if (seen.size >= MAX_PUSHED_CONJUNCTS) return false
+    if (!plan.columns.includes(c.column) || plan.masked.has(c.column)) return false
+    const key = JSON.stringify(c.node)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+  return pushable.map((c) =>
+    mapTree(c.node, (_node, tag, body) =>
+      tag === 'ColumnRef'
+        ? columnRef(inner, stringsOf((body as Pg.ColumnRef).fields).slice(-1)[0] as string)
+        : undefined,
+    ),
+  )
 }
 
 /** Identity functions called with no arguments, named after themselves in the output. */

@@ -56,6 +56,21 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_MAX_MESSAGE_BYTES',
     help: 'largest client message in bytes (67108864)',
   },
+  'max-statement-bytes': {
+    type: 'string',
+    env: 'PALISADE_MAX_STATEMENT_BYTES',
+    help: 'longest SQL statement in bytes (1048576; longer: 54000)',
+  },
+  'rewrite-timeout-ms': {
+    type: 'string',
+    env: 'PALISADE_REWRITE_TIMEOUT_MS',
+    help: "one long statement's rewrite budget in ms (5000; past it: 54001)",
+  },
+  'rewrite-workers': {
+    type: 'string',
+    env: 'PALISADE_REWRITE_WORKERS',
+    help: 'threads that rewrite long statements (cores - 1, at least 1)',
+  },
   'log-level': {
     type: 'string',
     env: 'PALISADE_LOG_LEVEL',
@@ -138,6 +153,13 @@ export function serverConfigFromArgs(
       maxConnections: count(pick(flags, env, 'max-connections'), '--max-connections', 1),
       idleTimeoutMs: secondsToMs(count(pick(flags, env, 'idle-timeout'), '--idle-timeout', 0)),
       maxMessageBytes: count(pick(flags, env, 'max-message-bytes'), '--max-message-bytes', 1024),
+      maxStatementBytes: count(
+        pick(flags, env, 'max-statement-bytes'),
+        '--max-statement-bytes',
+        1024,
+      ),
+      rewriteTimeoutMs: count(pick(flags, env, 'rewrite-timeout-ms'), '--rewrite-timeout-ms', 1),
+      rewriteWorkers: count(pick(flags, env, 'rewrite-workers'), '--rewrite-workers', 1),
     },
     admin: {
       host: pick(flags, env, 'admin-host'),

@@ -1,3 +1,4 @@
+import { RewritePool } from '@palisade/core'
 import type { Store } from '@palisade/store'
 import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from '../config.js'
 import { CancelRegistry } from '../pgwire/cancel-registry.js'
@@ -55,6 +56,12 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     throw new Error('requireTls needs a TLS certificate and key')
   const log = options.log ?? ((message, error) => console.error(message, error))
   const sessions = new SessionRegistry(backend, options.onSession)
+  const rewriter = new RewritePool({
+    maxStatementBytes: config.maxStatementBytes,
+    rewriteTimeoutMs: config.rewriteTimeoutMs,
+    workers: config.rewriteWorkers,
+  })
+  rewriter.start()
   const upstreams = new UpstreamRegistry(
     (id) => backend.upstreamConfig(id),
     options.upstreamFactory ?? defaultUpstreamFactory,
@@ -75,12 +82,14 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
         upstreams,
         cancels: new CancelRegistry(),
         acquireTimeoutMs: config.acquireTimeoutMs,
+        rewriter,
         requireTls: config.requireTls,
         log,
       },
     })
   } catch (error) {
     sessions.close()
+    await rewriter.close()
     throw error
   }
   return {
@@ -93,7 +102,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       // Connections first: statements in progress finish (and are audited) before sessions go.
       await listener.close()
       sessions.close()
-      await upstreams.close()
+      await Promise.all([upstreams.close(), rewriter.close()])
     },
   }
 }
@@ -109,5 +118,8 @@ function definedOnly(options: Partial<DataPlaneConfig>): Partial<DataPlaneConfig
   if (options.idleTimeoutMs !== undefined) out.idleTimeoutMs = options.idleTimeoutMs
   if (options.maxMessageBytes !== undefined) out.maxMessageBytes = options.maxMessageBytes
   if (options.shutdownGraceMs !== undefined) out.shutdownGraceMs = options.shutdownGraceMs
+  if (options.maxStatementBytes !== undefined) out.maxStatementBytes = options.maxStatementBytes
+  if (options.rewriteTimeoutMs !== undefined) out.rewriteTimeoutMs = options.rewriteTimeoutMs
+  if (options.rewriteWorkers !== undefined) out.rewriteWorkers = options.rewriteWorkers
   return out
 }

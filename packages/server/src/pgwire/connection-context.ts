@@ -1,3 +1,4 @@
+import type { RewritePool } from '@palisade/core'
 import type { LiveSession } from '../data-plane/live-session.js'
 import type { QueryAudit } from '../data-plane/query-audit.js'
 import type { CursorRegistry } from './cursor-registry.js'
@@ -10,6 +11,8 @@ export interface ConnectionContext {
   readonly live: LiveSession
   readonly relay: UpstreamRelay
   readonly audit: QueryAudit
+  /** Rewrites statements; long ones in a worker thread (a promise is returned then). */
+  readonly rewriter: RewritePool
   /** The access rules each cursor was opened under. */
   readonly cursors: CursorRegistry
   /** `application_name` from the startup packet (what RESET returns to). */

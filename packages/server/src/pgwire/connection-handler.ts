@@ -1,3 +1,4 @@
+import type { RewritePool } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import type { DataPlaneBackend } from '../data-plane/backend.js'
 import {
@@ -23,7 +24,7 @@ import { errorResponse, toWireFields } from './error-response.js'
 import { ExtendedProtocol } from './extended-protocol.js'
 import { Frontend } from './frontend-messages.js'
 import { initialParameterStatus } from './parameter-status.js'
-import { simpleQuery } from './simple-query.js'
+import { refuseQuery, simpleQuery } from './simple-query.js'
 import { cancelKey, StartupCode, startupCode, startupParameters } from './startup.js'
 import { UpstreamRelay } from './upstream-relay.js'
 import { WireError, WireSqlState } from './wire-error.js'
@@ -37,6 +38,8 @@ export interface ConnectionServices {
   cancels: CancelRegistry
   /** How long a client waits for a free upstream session before FATAL 53300. */
   acquireTimeoutMs: number
+  /** Rewrites statements; long ones off the thread that serves every connection. */
+  rewriter: RewritePool
   /** Reject plaintext startups with FATAL 28000. */
   requireTls: boolean
   /** Operator log for unexpected internal errors (never sent to clients). */
@@ -90,7 +93,8 @@ export class ConnectionHandler implements MessageHandler {
 
   /** Errors become ErrorResponses; FATAL ones (and internal errors) close the connection. */
   async onFailure(error: unknown, out: ClientOutput): Promise<void> {
-    const fatal = !(error instanceof WireError) || error.fatal
+    // Before the session is ready every error ends the connection, as in PostgreSQL.
+    const fatal = !(error instanceof WireError) || error.fatal || this.#phase !== 'ready'
     if (!(error instanceof WireError)) this.#services.log('data plane: internal error', error)
     const fields = fatal ? { ...toWireFields(error), severity: 'FATAL' } : toWireFields(error)
     out.write(errorResponse(fields))
@@ -181,6 +185,7 @@ export class ConnectionHandler implements MessageHandler {
       relay,
       audit: new QueryAudit(backend, live, this.#applicationName),
       cursors: new CursorRegistry(),
+      rewriter: this.#services.rewriter,
       startupApplicationName: this.#applicationName,
     }
     this.#ctx = ctx
@@ -222,8 +227,16 @@ export class ConnectionHandler implements MessageHandler {
         return extended.sync(out)
       case Frontend.Flush:
         return extended.flush(out)
-      case Frontend.Query:
-        return simpleQuery(ctx, extended, reader.cstring(), out)
+      case Frontend.Query: {
+        let sql: string
+        try {
+          sql = reader.cstring()
+          reader.end()
+        } catch (error) {
+          return refuseQuery(ctx, error, out)
+        }
+        return simpleQuery(ctx, extended, sql, out)
+      }
       case Frontend.Terminate:
         return this.#terminate(out)
       case Frontend.CopyData:

@@ -1,11 +1,13 @@
 import {
   type CompiledSession,
+  type RewriteResult,
   type RewrittenStatement,
   rewrite,
   type ScrubbedError,
 } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import { closeComplete, commandComplete, parseComplete } from './backend-messages.js'
+import { checkBindBody } from './bind-message.js'
 import type { ClientOutput } from './client-socket.js'
 import type { ConnectionContext } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
@@ -13,7 +15,7 @@ import { Frontend } from './frontend-messages.js'
 import { objectIdentifierParameter } from './object-identifier-types.js'
 import { UpstreamStatements } from './upstream-statements.js'
 import { WireError, WireSqlState } from './wire-error.js'
-import type { WireReader } from './wire-reader.js'
+import { malformed, type WireReader } from './wire-reader.js'
 import { WireWriter } from './wire-writer.js'
 
 /** Messages that rewrite or look up statements: the session must be current for them. */
@@ -76,23 +78,34 @@ export class ExtendedProtocol {
 
   /**
    * Handles Parse, Bind, Describe, Execute or Close: they only queue upstream messages, so they
-   * run synchronously, unless the session must be rebuilt first (a change arrived): only then is
-   * a promise returned.
+   * run synchronously, unless the session must be rebuilt first (a change arrived) or a long
+   * statement is rewritten in a worker: only then is a promise returned, and the next message
+   * waits for it.
    */
   handle(code: number, reader: WireReader, bytes: Uint8Array): Promise<void> | undefined {
     const { live } = this.#ctx
-    if (NEEDS_SESSION.has(code) && !live.fresh && !this.#ignoring) {
-      return live.current().then(() => this.#handleNow(code, reader, bytes))
+    // After an error PostgreSQL discards messages unread until Sync: malformed ones too.
+    if (this.#ignoring) return undefined
+    if (NEEDS_SESSION.has(code) && !live.fresh) {
+      return live.current().then(() => this.#handleChecked(code, reader, bytes))
     }
-    this.#handleNow(code, reader, bytes)
-    return undefined
+    return this.#handleChecked(code, reader, bytes)
   }
 
-  #handleNow(code: number, reader: WireReader, bytes: Uint8Array): void {
+  /** A malformed message is an ERROR that skips the batch to Sync, as in PostgreSQL. */
+  #handleChecked(code: number, reader: WireReader, bytes: Uint8Array): Promise<void> | undefined {
+    try {
+      return this.#handleNow(code, reader, bytes)
+    } catch (error) {
+      this.#fail(error)
+      return undefined
+    }
+  }
+
+  #handleNow(code: number, reader: WireReader, bytes: Uint8Array): Promise<void> | undefined {
     switch (code) {
       case Frontend.Parse:
-        this.#parse(reader)
-        return
+        return this.#parse(reader)
       case Frontend.Bind:
         this.#bind(reader)
         return
@@ -106,6 +119,7 @@ export class ExtendedProtocol {
         this.#close(reader)
         return
     }
+    return undefined
   }
 
   /** Sync: ends the batch upstream and relays every answer due, up to ReadyForQuery. */
@@ -128,12 +142,13 @@ export class ExtendedProtocol {
     this.#skipping = true
   }
 
-  #parse(reader: WireReader): void {
+  /** Parse: a promise only while a long statement is rewritten in a worker. */
+  #parse(reader: WireReader): Promise<void> | undefined {
     const name = reader.cstring()
     const sql = reader.cstring()
-    const count = reader.int16()
+    const count = reader.uint16()
     const types = count > 0 ? Array.from({ length: count }, () => reader.int32()) : NO_TYPES
-    if (this.#ignoring) return
+    reader.end()
     const started = performance.now()
     const session = this.#ctx.live.compiled
     if (name !== '' && this.#statements.has(name)) {
@@ -145,13 +160,27 @@ export class ExtendedProtocol {
       )
       return
     }
-    const statement = this.#rewriteOne(sql, session, started, types)
-    if (statement === null) return
-    const prepared: Prepared = { upstreamName: '', originalSql: sql, statement, types, session }
-    this.#statements.set(name, prepared)
-    this.#prepareUpstream(prepared, () => {
-      if (this.#statements.get(name) === prepared) this.#statements.delete(name)
-    })
+    const finish = (result: RewriteResult): void => {
+      const statement = this.#checked(sql, result, started, types)
+      if (statement === null) return
+      const prepared: Prepared = { upstreamName: '', originalSql: sql, statement, types, session }
+      this.#statements.set(name, prepared)
+      this.#prepareUpstream(prepared, () => {
+        if (this.#statements.get(name) === prepared) this.#statements.delete(name)
+      })
+    }
+    let rewritten: RewriteResult | Promise<RewriteResult>
+    try {
+      rewritten = this.#ctx.rewriter.rewrite(sql, session)
+    } catch (error) {
+      this.#refuse(sql, error, started)
+      return undefined
+    }
+    if (rewritten instanceof Promise) {
+      return rewritten.then(finish, (error: unknown) => this.#refuse(sql, error, started))
+    }
+    finish(rewritten)
+    return undefined
   }
 
   /**
@@ -240,15 +269,34 @@ export class ExtendedProtocol {
     return true
   }
 
-  /** Rewrites one statement; on rejection audits it, queues the error and returns null. */
+  /**
+   * Rewrites a statement prepared before the session was rebuilt, for the new session (on this
+   * thread: it was accepted once, and only an admin change brings it here).
+   */
   #rewriteOne(
     sql: string,
     session: CompiledSession,
     started: number,
-    types: readonly number[] = NO_TYPES,
+  ): RewrittenStatement | undefined | null {
+    let result: RewriteResult
+    try {
+      result = rewrite(sql, session)
+    } catch (error) {
+      this.#refuse(sql, error, started)
+      return null
+    }
+    return this.#checked(sql, result, started, NO_TYPES)
+  }
+
+  /** Checks a rewrite for the extended protocol; on refusal audits it, queues the error, null. */
+  #checked(
+    sql: string,
+    result: RewriteResult,
+    started: number,
+    types: readonly number[],
   ): RewrittenStatement | undefined | null {
     try {
-      const { statements } = rewrite(sql, session)
+      const { statements } = result
       const objectType = objectIdentifierParameter(types)
       if (objectType !== undefined) {
         throw WireError.error(
@@ -271,11 +319,16 @@ export class ExtendedProtocol {
       }
       return statement
     } catch (error) {
-      if (error instanceof WireError && error.fatal) throw error
-      this.#ctx.audit.rejected(sql, error, performance.now() - started)
-      this.#fail(error)
+      this.#refuse(sql, error, started)
       return null
     }
+  }
+
+  /** Audits a refused statement and queues its error. */
+  #refuse(sql: string, error: unknown, started: number): void {
+    if (error instanceof WireError && error.fatal) throw error
+    this.#ctx.audit.rejected(sql, error, performance.now() - started)
+    this.#fail(error)
   }
 
   #closeUpstream(upstreamName: string): void {
@@ -315,7 +368,7 @@ export class ExtendedProtocol {
     const portal = reader.cstring()
     const name = reader.cstring()
     const rest = reader.rest()
-    if (this.#ignoring) return
+    checkBindBody(rest)
     const prepared = this.#statement(name)
     if (!prepared) return
     const frame = new WireWriter(rest.length + 64)
@@ -328,19 +381,25 @@ export class ExtendedProtocol {
       statement: prepared.statement,
       generation: this.#ctx.live.generation,
     })
-    this.#ctx.relay.send(frame, { terminals: '2', originalSql: prepared.originalSql })
+    this.#ctx.relay.send(frame, {
+      terminals: '2',
+      originalSql: prepared.originalSql,
+      statementName: { upstream: prepared.upstreamName, client: name },
+    })
   }
 
   #describe(reader: WireReader): void {
-    const type = String.fromCharCode(reader.byte())
+    const subtype = reader.byte()
+    const type = String.fromCharCode(subtype)
     const name = reader.cstring()
-    if (this.#ignoring) return
+    reader.end()
     if (type === 'S') {
       const prepared = this.#statement(name)
       if (!prepared) return
       this.#ctx.relay.send(serialize.describe({ type: 'S', name: prepared.upstreamName }), {
         terminals: 'Tn',
         originalSql: prepared.originalSql,
+        statementName: { upstream: prepared.upstreamName, client: name },
       })
     } else if (type === 'P') {
       this.#ctx.relay.send(serialize.describe({ type: 'P', name }), {
@@ -348,17 +407,14 @@ export class ExtendedProtocol {
         originalSql: this.#portals.get(name)?.originalSql,
       })
     } else {
-      throw WireError.fatal(
-        WireSqlState.ProtocolViolation,
-        `invalid DESCRIBE message subtype ${type}`,
-      )
+      throw malformed(`invalid DESCRIBE message subtype ${subtype}`)
     }
   }
 
   #execute(reader: WireReader, bytes: Uint8Array): void {
     const name = reader.cstring()
     reader.int32()
-    if (this.#ignoring) return
+    reader.end()
     const portal = this.#portals.get(name)
     const started = performance.now()
     const { audit, live, cursors } = this.#ctx
@@ -393,9 +449,10 @@ export class ExtendedProtocol {
   }
 
   #close(reader: WireReader): void {
-    const type = String.fromCharCode(reader.byte())
+    const subtype = reader.byte()
+    const type = String.fromCharCode(subtype)
     const name = reader.cstring()
-    if (this.#ignoring) return
+    reader.end()
     if (type === 'S') {
       // The upstream statement stays for the next client statement with the same SQL; closing
       // one that does not exist is not an error in PostgreSQL either.
@@ -405,7 +462,7 @@ export class ExtendedProtocol {
       this.#portals.delete(name)
       this.#ctx.relay.send(serialize.close({ type: 'P', name }), { terminals: '3' })
     } else {
-      throw WireError.fatal(WireSqlState.ProtocolViolation, `invalid CLOSE message subtype ${type}`)
+      throw malformed(`invalid CLOSE message subtype ${subtype}`)
     }
   }
 

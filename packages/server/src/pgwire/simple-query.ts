@@ -1,4 +1,4 @@
-import { type RewrittenStatement, rewrite, type ScrubbedError } from '@palisade/core'
+import type { RewrittenStatement, ScrubbedError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import { emptyQueryResponse, readyForQuery } from './backend-messages.js'
 import type { ClientOutput } from './client-socket.js'
@@ -6,6 +6,21 @@ import { type ConnectionContext, quoteLiteral } from './connection-context.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import type { ExtendedProtocol } from './extended-protocol.js'
 import { WireError } from './wire-error.js'
+
+/**
+ * Answers a Query refused before anything ran (a rejected statement, or a message that is not
+ * valid): an open transaction block fails, as PostgreSQL's does on any error.
+ */
+export async function refuseQuery(
+  ctx: ConnectionContext,
+  error: unknown,
+  out: ClientOutput,
+): Promise<void> {
+  ctx.relay.abortTransaction(true)
+  await ctx.relay.drainTo(out)
+  out.write(errorResponse(toWireFields(error)))
+  out.write(readyForQuery(ctx.relay.status))
+}
 
 /**
  * The simple query protocol. Every statement of the message is rewritten and checked before any
@@ -24,15 +39,17 @@ export async function simpleQuery(
   const session = ctx.live.fresh ? ctx.live.compiled : await ctx.live.current()
   let statements: readonly RewrittenStatement[]
   try {
-    statements = sql.trim() === '' ? [] : rewrite(sql, session).statements
+    if (sql.trim() === '') statements = []
+    else {
+      // A long statement is rewritten in a worker: other connections go on meanwhile.
+      const rewritten = ctx.rewriter.rewrite(sql, session)
+      statements = (rewritten instanceof Promise ? await rewritten : rewritten).statements
+    }
   } catch (error) {
     if (error instanceof WireError && error.fatal) throw error
     // Policy/audit stage first: the rejection is audited before the client hears of it.
     audit.rejected(sql, error, performance.now() - started)
-    relay.abortTransaction(true)
-    await relay.drainTo(out)
-    out.write(errorResponse(toWireFields(error)))
-    out.write(readyForQuery(relay.status))
+    await refuseQuery(ctx, error, out)
     return
   }
   if (statements.length === 0) {

@@ -37,6 +37,8 @@ export interface UpstreamRequest {
   hideReady?: boolean
   /** The client's SQL, so an upstream error can be scrubbed against it. */
   originalSql?: string
+  /** The statement's upstream name and the client's: errors quote the client's. */
+  statementName?: { readonly upstream: string; readonly client: string }
   /** Called with every frame of the answer before it is relayed. */
   onFrame?: (frame: BackendFrame) => void
   /** Called once when the answer ends: with the scrubbed error when it failed. */
@@ -176,7 +178,7 @@ export class UpstreamRelay {
         this.abandon('upstream connection lost')
         throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
       }
-      const scrubbed = this.#scrubFields(frame, request.originalSql)
+      const scrubbed = clientNames(this.#scrubFields(frame, request.originalSql), request)
       if (!request.silent) emit(errorResponse(scrubbed))
       // The upstream skips everything up to the next Sync: so do the answers we wait for.
       const syncAt = this.#pending.findIndex((p) => 'request' in p && p.terminals.has(Z))
@@ -219,6 +221,18 @@ export class UpstreamRelay {
 
   #scrub(frame: BackendFrame, originalSql: string | undefined, kind: 'N'): Buffer {
     return errorResponse(this.#scrubFields(frame, originalSql), kind)
+  }
+}
+
+/** An upstream error quoting the statement's upstream name quotes the client's instead. */
+function clientNames(error: ScrubbedError, request: UpstreamRequest): ScrubbedError {
+  const names = request.statementName
+  if (!names) return error
+  const rename = (text: string) => text.split(`"${names.upstream}"`).join(`"${names.client}"`)
+  return {
+    ...error,
+    message: rename(error.message),
+    ...(error.detail === undefined ? {} : { detail: rename(error.detail) }),
   }
 }
 

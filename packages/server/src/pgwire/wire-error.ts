@@ -1,12 +1,14 @@
 /** SQLSTATE codes the data plane raises itself, beyond those of `@palisade/core`. */
 export const WireSqlState = {
   ProtocolViolation: '08P01',
+  CharacterNotInRepertoire: '22021',
   ConnectionFailure: '08006',
   InvalidPassword: '28P01',
   InvalidAuthorization: '28000',
   InvalidCatalogName: '3D000',
   TooManyConnections: '53300',
   ProgramLimitExceeded: '54000',
+  StatementTooComplex: '54001',
   AdminShutdown: '57P01',
   IdleSessionTimeout: '57P05',
   QueryCanceled: '57014',

@@ -1,9 +1,12 @@
+import { isUtf8 } from 'node:buffer'
 import { asBuffer } from './as-buffer.js'
 import { WireError, WireSqlState } from './wire-error.js'
 
 /**
  * Reads the body of one client message. Every read is bounds-checked: a message shorter than
- * its fields claim is a protocol violation, never an exception from deep inside a handler.
+ * its fields claim is a protocol violation, never an exception from deep inside a handler. The
+ * errors are PostgreSQL's (`08P01` ERRORs, `22021` for text that is not UTF-8); during start-up
+ * and authentication the connection handler makes them FATAL, as PostgreSQL does.
  */
 export class WireReader {
   readonly #buf: Buffer
@@ -20,7 +23,9 @@ export class WireReader {
   }
 
   #need(n: number): void {
-    if (n < 0 || this.#pos + n > this.#buf.length) throw violation('message is too short')
+    if (n < 0 || this.#pos + n > this.#buf.length) {
+      throw malformed('insufficient data left in message')
+    }
   }
 
   /** Reads a big-endian int32. */
@@ -28,6 +33,14 @@ export class WireReader {
     this.#need(4)
     const v = this.#buf.readInt32BE(this.#pos)
     this.#pos += 4
+    return v
+  }
+
+  /** Reads a big-endian unsigned int16 (a count). */
+  uint16(): number {
+    this.#need(2)
+    const v = this.#buf.readUInt16BE(this.#pos)
+    this.#pos += 2
     return v
   }
 
@@ -45,13 +58,19 @@ export class WireReader {
     return this.#buf[this.#pos++] as number
   }
 
-  /** Reads a NUL-terminated UTF-8 string. */
+  /** Reads a NUL-terminated UTF-8 string; invalid UTF-8 is refused, never replaced. */
   cstring(): string {
     const end = this.#buf.indexOf(0, this.#pos)
-    if (end < 0) throw violation('unterminated string in message')
-    const value = this.#buf.toString('utf8', this.#pos, end)
+    if (end < 0) throw malformed('invalid string in message')
+    const bytes = this.#buf.subarray(this.#pos, end)
+    checkUtf8(bytes)
     this.#pos = end + 1
-    return value
+    return bytes.toString('utf8')
+  }
+
+  /** Ends the message: bytes left over make it malformed. */
+  end(): void {
+    if (this.#pos !== this.#buf.length) throw malformed('invalid message format')
   }
 
   /** Reads `n` raw bytes. */
@@ -68,6 +87,37 @@ export class WireReader {
     this.#pos = this.#buf.length
     return value
   }
+}
+
+/** An 08P01 ERROR: a message whose fields do not add up, as PostgreSQL words it. */
+export function malformed(message: string): WireError {
+  return WireError.error(WireSqlState.ProtocolViolation, message)
+}
+
+/** Refuses bytes that are not valid UTF-8 with PostgreSQL's `22021` and its byte listing. */
+export function checkUtf8(bytes: Uint8Array): void {
+  if (isUtf8(bytes)) return
+  throw WireError.error(
+    WireSqlState.CharacterNotInRepertoire,
+    `invalid byte sequence for encoding "UTF8": ${invalidSequence(bytes)}`,
+  )
+}
+
+/** The bytes of the first invalid character, as PostgreSQL lists them (`0xc3 0x28`). */
+function invalidSequence(bytes: Uint8Array): string {
+  let pos = 0
+  while (pos < bytes.length) {
+    const lead = bytes[pos] as number
+    // PostgreSQL's character length by the lead byte (pg_utf8_mblen).
+    const length =
+      (lead & 0xe0) === 0xc0 ? 2 : (lead & 0xf0) === 0xe0 ? 3 : (lead & 0xf8) === 0xf0 ? 4 : 1
+    const char = bytes.subarray(pos, pos + length)
+    if (lead === 0 || !isUtf8(char) || char.length < length) {
+      return Array.from(char, (b) => `0x${b.toString(16).padStart(2, '0')}`).join(' ')
+    }
+    pos += length
+  }
+  return ''
 }
 
 /** A FATAL 08P01 protocol violation. */

@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { serialize } from 'pg-protocol'
+import { errorResponse } from '../pgwire/error-response.js'
 import { WireError, WireSqlState } from '../pgwire/wire-error.js'
 import { AsyncLock } from './async-lock.js'
 import { FrameQueue } from './frame-queue.js'
@@ -8,6 +9,29 @@ import { UNSAFE_CASTS_QUERY, UnsafeUpstreamError } from './unsafe-casts.js'
 import type { BackendFrame, UpstreamProvider, UpstreamSession } from './upstream.types.js'
 
 const Z = 'Z'.charCodeAt(0)
+const E = 'E'.charCodeAt(0)
+
+/** What a statement PGlite dropped without an answer gets (PostgreSQL's answer to deep nesting). */
+const DROPPED_STATEMENT: BackendFrame = {
+  code: E,
+  bytes: errorResponse({
+    severity: 'ERROR',
+    code: WireSqlState.StatementTooComplex,
+    message: 'stack depth limit exceeded',
+    hint: 'The embedded database gave no answer to the statement: simplify it.',
+  }),
+}
+
+/** Whether the last client message in `bytes` is a Query or a Sync, which a ReadyForQuery ends. */
+function endsWithReadyRequest(bytes: Uint8Array): boolean {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  let last: number | undefined
+  for (let pos = 0; pos + 5 <= view.length; pos += 1 + view.readInt32BE(pos + 1)) {
+    last = view[pos]
+    if (view.readInt32BE(pos + 1) < 4) return false
+  }
+  return last === 'Q'.charCodeAt(0) || last === 'S'.charCodeAt(0)
+}
 
 /** Options of the embedded PGlite upstream. */
 export interface PgliteUpstreamOptions {
@@ -96,7 +120,13 @@ class PgliteSession implements UpstreamSession {
   async #exec(bytes: Uint8Array): Promise<void> {
     try {
       this.#release ??= await this.#lock.acquire()
-      const out = splitFrames(await this.#db.execProtocolRaw(bytes, { syncToFs: false }))
+      let out = splitFrames(await this.#db.execProtocolRaw(bytes, { syncToFs: false }))
+      if (!out.some((f) => f.code === Z) && endsWithReadyRequest(bytes)) {
+        // PGlite drops a statement nested deeper than its stack allows without a word, leaving
+        // the transaction as it was: answer it as PostgreSQL would, and learn the status.
+        const ready = splitFrames(await this.#db.execProtocolRaw(serialize.sync()))
+        out = [...out, DROPPED_STATEMENT, ...ready.filter((f) => f.code === Z)]
+      }
       for (const frame of out) {
         if (frame.code === Z) this.#status = String.fromCharCode(frame.bytes[5] ?? 73)
       }

@@ -1,0 +1,30 @@
+import type { RewriteResult } from '../rewrite.types.js'
+import type { SessionInput } from '../session-context.types.js'
+import type { SqlState } from '../sqlstate.js'
+
+/** Main thread → rewrite worker: rewrite `sql` for the session known by `key`. */
+export interface RewriteRequest {
+  readonly id: number
+  readonly key: number
+  /** Sent with the first request for a session, and again when the worker asks for it. */
+  readonly input?: SessionInput
+  readonly sql: string
+}
+
+/** A `PalisadeError` as data: what crosses the thread boundary. */
+export interface SerializedRewriteError {
+  readonly code: SqlState
+  readonly message: string
+  readonly severity: 'ERROR' | 'FATAL'
+  readonly detail: string | undefined
+  readonly hint: string | undefined
+  readonly auditStatus: 'error' | 'denied'
+  readonly auditMessage: string
+}
+
+/** Rewrite worker → main thread. `missing`: the worker no longer holds the session. */
+export type RewriteResponse =
+  | { readonly id: number; readonly result: RewriteResult }
+  | { readonly id: number; readonly error: SerializedRewriteError }
+  | { readonly id: number; readonly missing: true }
+  | { readonly ready: true }

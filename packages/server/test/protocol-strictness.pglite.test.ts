@@ -1,0 +1,4 @@
+import { pgliteHarness } from './fixtures/harness.js'
+import { runProtocolStrictnessCases } from './protocol-strictness.cases.js'
+
+runProtocolStrictnessCases('PGlite', pgliteHarness)
