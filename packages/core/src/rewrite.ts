@@ -19,7 +19,7 @@ import type { PolicyOutcome } from './session/policy-runtime.js'
 import type { ScanPlan } from './session/scan-plan.js'
 import { wrapScans } from './transform/scan-wrapping-transformer.js'
 import { rewriteShow } from './transform/show-statement.js'
-import { forceReadOnly } from './transform/transaction-statement.js'
+import { transactionSql } from './transform/transaction-statement.js'
 
 export interface RewriteOptions {
   /** Clock for query-context decision functions. */
@@ -87,7 +87,7 @@ function rewriteStatement(
     case StatementKind.Transaction:
       return {
         ...base,
-        sql: deparseStatement(forceReadOnly(stmt)),
+        sql: transactionSql(stmt),
         policiesApplied: [],
         facts: undefined,
       }

@@ -124,6 +124,29 @@ describe('the read-only allowlist (design.md §2, admin-api 17.2)', () => {
     }
   })
 
+  it('keeps AND CHAIN on COMMIT and ROLLBACK: the chained transaction stays READ ONLY', async () => {
+    const sql = (text: string) => rewrite(text, session).statements[0]?.sql ?? ''
+    expect(sql('COMMIT AND CHAIN')).toBe('COMMIT AND CHAIN')
+    expect(sql('ROLLBACK AND CHAIN')).toBe('ROLLBACK AND CHAIN')
+    expect(sql('END AND CHAIN')).toBe('COMMIT AND CHAIN')
+    expect(sql('COMMIT AND NO CHAIN')).toBe('COMMIT')
+    await db.query(sql('BEGIN ISOLATION LEVEL REPEATABLE READ'))
+    await db.query(sql('COMMIT AND CHAIN'))
+    const chained = await db.query<{ ro: string; iso: string }>(
+      "SELECT current_setting('transaction_read_only') AS ro, current_setting('transaction_isolation') AS iso",
+    )
+    expect(chained.rows).toEqual([{ ro: 'on', iso: 'repeatable read' }])
+    await expect(db.query('INSERT INTO public.tenants VALUES (9, $$x$$)')).rejects.toThrow(
+      /read-only transaction/,
+    )
+    await db.query(sql('ROLLBACK AND CHAIN'))
+    const again = await db.query<{ ro: string }>(
+      "SELECT current_setting('transaction_read_only') AS ro",
+    )
+    expect(again.rows).toEqual([{ ro: 'on' }])
+    await db.query('ROLLBACK')
+  })
+
   it('rewrites EXPLAIN of a query and rejects EXPLAIN ANALYZE with 0A000', async () => {
     const rows = await run<{ 'QUERY PLAN': string }>(db, session, 'EXPLAIN SELECT * FROM orders')
     expect(rows.map((r) => r['QUERY PLAN']).join('\n')).toMatch(/tenant_id = 1/)

@@ -263,6 +263,30 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
       ])
     })
 
+    it('chains read-only transactions with COMMIT AND CHAIN and ROLLBACK AND CHAIN', async () => {
+      const alice = await h.connect('alice')
+      await alice.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+      expect((await alice.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 2 }])
+      await alice.query('COMMIT AND CHAIN')
+      // The chained transaction keeps the characteristics of the one it follows.
+      expect((await alice.query('SHOW transaction_read_only')).rows).toEqual([
+        { transaction_read_only: 'on' },
+      ])
+      expect((await alice.query('SHOW transaction_isolation')).rows).toEqual([
+        { transaction_isolation: 'repeatable read' },
+      ])
+      expect((await failure(alice.query('UPDATE orders SET amount = 0'))).code).toBe('25006')
+      await alice.query('ROLLBACK AND CHAIN')
+      expect((await alice.query('SHOW transaction_read_only')).rows).toEqual([
+        { transaction_read_only: 'on' },
+      ])
+      await alice.query('COMMIT')
+      // Outside a transaction block PostgreSQL's own error comes back.
+      expect((await failure(alice.query('COMMIT AND CHAIN'))).code).toBe('25P01')
+      const rows = (await h.auditRows()).filter((r) => r.original_query === 'COMMIT AND CHAIN')
+      expect(rows.map((r) => r.status).sort()).toEqual(['error', 'success'])
+    })
+
     it('records the application name and later SETs as client_info', async () => {
       const alice = await h.connect('alice', { application_name: 'report-app' })
       await alice.query('SELECT 1 AS one')

@@ -111,7 +111,8 @@ function classifyTransaction(tx: Pg.TransactionStmt): ClassifiedStatement {
     case 'TRANS_STMT_SAVEPOINT':
     case 'TRANS_STMT_RELEASE':
     case 'TRANS_STMT_ROLLBACK_TO':
-      if (tx.chain) throw new ReadOnlyViolationError()
+      // AND CHAIN starts the next transaction with the characteristics of the one it ends:
+      // every transaction block here began READ ONLY, so the chained one is READ ONLY too.
       return {
         kind: StatementKind.Transaction,
         statementType: tx.kind.slice(11).replace('_', ' '),

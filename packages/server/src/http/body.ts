@@ -50,10 +50,68 @@ export function parseJsonBody(raw: Uint8Array | null, required: boolean): unknow
     if (required) throw new ApiError(400, 'malformed_json', 'a json request body is required')
     return undefined
   }
+  let value: unknown
   try {
     const text = new TextDecoder('utf-8', { fatal: true }).decode(raw)
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch {
     throw new ApiError(400, 'malformed_json', 'the request body is not valid json')
+  }
+  checkJsonShape(value)
+  return value
+}
+
+/** Deeper bodies are refused: no resource nests anywhere near this. */
+const MAX_BODY_DEPTH = 32
+
+/**
+ * Refuses what no field may hold and what the store could not keep: nesting deeper than
+ * `MAX_BODY_DEPTH` (400) and NUL characters, which PostgreSQL text cannot store (422, with the
+ * field). Walks without recursion, so a hostile body cannot exhaust the stack.
+ */
+function checkJsonShape(root: unknown): void {
+  const stack: { value: unknown; path: string; depth: number }[] = [
+    { value: root, path: '', depth: 0 },
+  ]
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { value, path, depth } = item
+    if (typeof value === 'string') {
+      if (value.includes('\0')) throw nulCharacter(path || 'body')
+      continue
+    }
+    if (value === null || typeof value !== 'object') continue
+    if (depth >= MAX_BODY_DEPTH) {
+      throw new ApiError(
+        400,
+        'malformed_json',
+        `the request body nests deeper than ${MAX_BODY_DEPTH} levels`,
+      )
+    }
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => stack.push({ value: v, path: `${path}[${i}]`, depth: depth + 1 }))
+      continue
+    }
+    for (const [key, v] of Object.entries(value)) {
+      const field = path ? `${path}.${key}` : key
+      if (key.includes('\0')) throw nulCharacter(path || 'body')
+      stack.push({ value: v, path: field, depth: depth + 1 })
+    }
+  }
+}
+
+function nulCharacter(field: string): ApiError {
+  return new ApiError(422, 'validation_failed', 'request body is invalid', [
+    { field, code: 'pattern', message: `${field} must not contain NUL characters` },
+  ])
+}
+
+/** Path and query parameters holding a NUL character: 400 invalid_parameter (step 4). */
+export function checkParameterText(values: Record<string, string>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (value.includes('\0') || name.includes('\0')) {
+      throw new ApiError(400, 'invalid_parameter', `${name} must not contain NUL characters`, [
+        { field: name, code: 'pattern', message: `${name} must not contain NUL characters` },
+      ])
+    }
   }
 }

@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono'
 import type * as v from 'valibot'
 import { ApiError } from './api-error.js'
-import { parseJsonBody, readRawBody } from './body.js'
+import { checkParameterText, parseJsonBody, readRawBody } from './body.js'
 import type { AdminDeps, AdminEnv } from './env.js'
 import { toHonoPath } from './paths.js'
 import { validateBody, validateParameters } from './validation.js'
@@ -67,6 +67,8 @@ export function defineRoute<
 /** Runs steps 3-7 of the admin-api 1.4 check order, then the handler (step 8). */
 async function run(spec: RouteSpec, deps: AdminDeps, c: Context<AdminEnv>): Promise<Response> {
   const raw = await readRawBody(c.req.raw)
+  checkParameterText(c.req.param())
+  checkParameterText(c.req.query())
   const params = spec.params ? validateParameters(spec.params, c.req.param()) : {}
   const query = spec.query ? validateParameters(spec.query, c.req.query()) : {}
   const json = spec.body ? parseJsonBody(raw, true) : undefined
