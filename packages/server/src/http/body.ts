@@ -88,7 +88,9 @@ function checkJsonShape(root: unknown): void {
       )
     }
     if (Array.isArray(value)) {
-      value.forEach((v, i) => stack.push({ value: v, path: `${path}[${i}]`, depth: depth + 1 }))
+      value.forEach((v, i) => {
+        stack.push({ value: v, path: `${path}[${i}]`, depth: depth + 1 })
+      })
       continue
     }
     for (const [key, v] of Object.entries(value)) {
