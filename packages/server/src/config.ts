@@ -13,8 +13,14 @@ export interface DataPlaneConfig {
   requireTls: boolean
   /** How long a client waits for a free upstream session (default 30 s), then FATAL 53300. */
   acquireTimeoutMs: number
-  /** Client connections allowed at once (default 1000); more get FATAL 53300 at startup. */
+  /** Authenticated sessions allowed at once (default 1000); more get FATAL 53300. */
   maxConnections: number
+  /** Start-up, TLS and authentication must finish within this long (default 10 s; 0: none). */
+  loginTimeoutMs: number
+  /** Connections still authenticating, in all (default 1000); past it the oldest is dropped. */
+  maxPendingConnections: number
+  /** The same per source address (default 200). */
+  maxPendingPerAddress: number
   /** Connections with no message for this long are closed (default 15 min; 0 disables). */
   idleTimeoutMs: number
   /** Largest client message (default 64 MiB); a longer one ends the connection with 54000. */
@@ -36,6 +42,9 @@ export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   requireTls: false,
   acquireTimeoutMs: 30_000,
   maxConnections: 1000,
+  loginTimeoutMs: 10_000,
+  maxPendingConnections: 1000,
+  maxPendingPerAddress: 200,
   idleTimeoutMs: 15 * 60_000,
   maxMessageBytes: 64 * 1024 * 1024,
   shutdownGraceMs: 10_000,

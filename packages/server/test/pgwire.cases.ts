@@ -1,11 +1,8 @@
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Client } from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
 import { errorCode, rawExchange, startupMessage, startupPacket } from './fixtures/raw-socket.js'
+import { selfSignedPair } from './fixtures/self-signed.js'
 
 /** Awaits a rejection and returns its SQLSTATE and message. */
 async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
@@ -16,33 +13,6 @@ async function failure(promise: Promise<unknown>): Promise<{ code: string; messa
     return { code: e.code ?? '', message: e.message }
   }
   throw new Error('expected the query to fail')
-}
-
-/** A self-signed certificate and key for localhost, or undefined when openssl is missing. */
-function selfSignedPair(): { cert: Buffer; key: Buffer } | undefined {
-  const dir = mkdtempSync(join(tmpdir(), 'palisade-tls-'))
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-      ].concat(['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]),
-      { stdio: 'ignore' },
-    )
-    return { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) }
-  } catch {
-    return undefined
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
 }
 
 /** Waits until `check` resolves true (polling), or fails after `ms`. */

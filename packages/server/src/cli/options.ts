@@ -44,7 +44,22 @@ export const SERVE_FLAGS = {
   'max-connections': {
     type: 'string',
     env: 'PALISADE_MAX_CONNECTIONS',
-    help: 'data plane client connections at once (1000)',
+    help: 'authenticated data plane sessions at once (1000)',
+  },
+  'login-timeout': {
+    type: 'string',
+    env: 'PALISADE_LOGIN_TIMEOUT_SECONDS',
+    help: 'seconds a data plane client has for start-up, TLS and authentication (10; 0 = no limit)',
+  },
+  'max-pending-connections': {
+    type: 'string',
+    env: 'PALISADE_MAX_PENDING_CONNECTIONS',
+    help: 'data plane connections still authenticating, in all (1000); past it the oldest is dropped',
+  },
+  'max-pending-per-address': {
+    type: 'string',
+    env: 'PALISADE_MAX_PENDING_PER_ADDRESS',
+    help: 'the same per client address (200)',
   },
   'idle-timeout': {
     type: 'string',
@@ -152,6 +167,17 @@ export function serverConfigFromArgs(
       requireTls: pick(flags, env, 'tls-required') === 'true',
       maxConnections: count(pick(flags, env, 'max-connections'), '--max-connections', 1),
       idleTimeoutMs: secondsToMs(count(pick(flags, env, 'idle-timeout'), '--idle-timeout', 0)),
+      loginTimeoutMs: secondsToMs(count(pick(flags, env, 'login-timeout'), '--login-timeout', 0)),
+      maxPendingConnections: count(
+        pick(flags, env, 'max-pending-connections'),
+        '--max-pending-connections',
+        1,
+      ),
+      maxPendingPerAddress: count(
+        pick(flags, env, 'max-pending-per-address'),
+        '--max-pending-per-address',
+        1,
+      ),
       maxMessageBytes: count(pick(flags, env, 'max-message-bytes'), '--max-message-bytes', 1024),
       maxStatementBytes: count(
         pick(flags, env, 'max-statement-bytes'),

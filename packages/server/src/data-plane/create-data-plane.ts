@@ -75,6 +75,9 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       maxMessageBytes: config.maxMessageBytes,
       idleTimeoutMs: config.idleTimeoutMs,
       maxConnections: config.maxConnections,
+      loginTimeoutMs: config.loginTimeoutMs,
+      maxPendingConnections: config.maxPendingConnections,
+      maxPendingPerAddress: config.maxPendingPerAddress,
       shutdownGraceMs: config.shutdownGraceMs,
       services: {
         backend,
@@ -116,6 +119,13 @@ function definedOnly(options: Partial<DataPlaneConfig>): Partial<DataPlaneConfig
   if (options.acquireTimeoutMs !== undefined) out.acquireTimeoutMs = options.acquireTimeoutMs
   if (options.maxConnections !== undefined) out.maxConnections = options.maxConnections
   if (options.idleTimeoutMs !== undefined) out.idleTimeoutMs = options.idleTimeoutMs
+  if (options.loginTimeoutMs !== undefined) out.loginTimeoutMs = options.loginTimeoutMs
+  if (options.maxPendingConnections !== undefined) {
+    out.maxPendingConnections = options.maxPendingConnections
+  }
+  if (options.maxPendingPerAddress !== undefined) {
+    out.maxPendingPerAddress = options.maxPendingPerAddress
+  }
   if (options.maxMessageBytes !== undefined) out.maxMessageBytes = options.maxMessageBytes
   if (options.shutdownGraceMs !== undefined) out.shutdownGraceMs = options.shutdownGraceMs
   if (options.maxStatementBytes !== undefined) out.maxStatementBytes = options.maxStatementBytes

@@ -52,8 +52,6 @@ export interface ClientSocketOptions {
   maxMessageBytes: number
   /** Closes a connection idle (no message in progress) for this long; 0 disables. */
   idleTimeoutMs: number
-  /** Answers the StartupMessage with this FATAL error instead (too many connections). */
-  refuse?: WireError | undefined
 }
 
 /** What the listener can do with a served connection. */
@@ -63,6 +61,11 @@ export interface ServedClient {
    * an in-flight query completes and is audited, nothing new starts.
    */
   shutdown(): void
+  /**
+   * Ends the connection now with a FATAL error (login timeout), whatever it is doing; the
+   * socket is destroyed shortly after, even if the peer never reads.
+   */
+  abort(error: WireError): void
   /** Resolves when the socket has closed. */
   readonly closed: Promise<void>
 }
@@ -180,7 +183,6 @@ export function serveClient(
     if (code === StartupCode.SslRequest && message.byteLength === 8) return negotiateTls()
     if (code === StartupCode.Protocol30) {
       reader.typed = true
-      if (options.refuse) throw options.refuse
     }
     await respond(message)
   }
@@ -246,6 +248,10 @@ export function serveClient(
     shutdown() {
       shuttingDown = true
       if (!busy && !ended) fail(adminShutdown())
+    },
+    abort(error) {
+      if (!ended) fail(error)
+      setTimeout(() => socket.destroy(), 250).unref()
     },
     closed,
   }

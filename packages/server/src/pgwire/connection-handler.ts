@@ -31,6 +31,13 @@ import { WireError, WireSqlState } from './wire-error.js'
 import { violation, WireReader } from './wire-reader.js'
 
 /** What every connection of one data plane shares. */
+/** A place among the authenticated sessions, taken once the password is verified. */
+export interface SessionSlot {
+  /** Takes the place; false when every place is taken. */
+  take(): boolean
+  release(): void
+}
+
 export interface ConnectionServices {
   backend: DataPlaneBackend
   sessions: SessionRegistry
@@ -57,6 +64,7 @@ let nextConnectionId = 0
  */
 export class ConnectionHandler implements MessageHandler {
   readonly #services: ConnectionServices
+  readonly #slot: SessionSlot | undefined
   readonly #id = ++nextConnectionId
   #phase: Phase = 'startup'
   #username = ''
@@ -69,8 +77,9 @@ export class ConnectionHandler implements MessageHandler {
   #cleanups: Array<() => void> = []
   #closing: Promise<void> | undefined
 
-  constructor(services: ConnectionServices) {
+  constructor(services: ConnectionServices, slot?: SessionSlot) {
     this.#services = services
+    this.#slot = slot
   }
 
   /**
@@ -146,7 +155,16 @@ export class ConnectionHandler implements MessageHandler {
     }
     const { reply, done } = await this.#scram.step(new WireReader(bytes))
     out.write(reply)
-    if (done) await this.#connect(out)
+    if (!done) return
+    const slot = this.#slot
+    if (slot) {
+      // Only authenticated sessions count against --max-connections.
+      if (!slot.take()) {
+        throw WireError.fatal(WireSqlState.TooManyConnections, 'sorry, too many clients already')
+      }
+      this.#cleanups.push(() => slot.release())
+    }
+    await this.#connect(out)
   }
 
   /** Connect steps after authentication (admin-api 17.1): datasource, access, compile, upstream. */

@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import { createSecureContext } from 'node:tls'
+import { Admission } from './admission.js'
 import { type ServedClient, serveClient } from './client-socket.js'
 import { ConnectionHandler, type ConnectionServices } from './connection-handler.js'
 import { WireError, WireSqlState } from './wire-error.js'
@@ -14,8 +15,14 @@ export interface ListenerOptions {
   maxMessageBytes: number
   /** Connections idle this long are closed (57P05); 0 disables. */
   idleTimeoutMs: number
-  /** Connections beyond this many are refused at startup (53300). */
+  /** Authenticated sessions beyond this many are refused (53300). */
   maxConnections: number
+  /** Start-up, TLS and authentication must finish within this long (0: no limit). */
+  loginTimeoutMs: number
+  /** Connections not yet authenticated, in all; past it the oldest is dropped. */
+  maxPendingConnections: number
+  /** The same per source address. */
+  maxPendingPerAddress: number
   /** On close, how long in-flight statements may run before their connections are cut. */
   shutdownGraceMs: number
   services: ConnectionServices
@@ -39,26 +46,48 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
   const secureContext = options.tls
     ? createSecureContext({ cert: options.tls.cert, key: options.tls.key })
     : undefined
-  const tooMany = WireError.fatal(
-    WireSqlState.TooManyConnections,
-    'sorry, too many clients already',
-  )
+  const admission = new Admission(options)
   const server = createServer((socket) => {
     // Without it an extended-protocol round trip waits for Nagle's delayed ACK (≈40 ms).
     socket.setNoDelay(true)
-    const handler = new ConnectionHandler(options.services)
-    const refuse = sockets.size >= options.maxConnections ? tooMany : undefined
+    for (const evicted of admission.arrive(socket)) {
+      options.services.log('data plane: dropped a connection still waiting to authenticate', {
+        reason: 'too many connections awaiting authentication',
+        address: evicted.remoteAddress,
+      })
+      evicted.destroy()
+    }
+    const handler = new ConnectionHandler(options.services, {
+      take: () => admission.authenticate(socket),
+      release: () => admission.endSession(),
+    })
     socket.on('error', () => {})
     socket.on('close', () => {
       sockets.delete(socket)
+      admission.leave(socket)
+      clearTimeout(loginTimer)
       void handler.close()
     })
     const client = serveClient(socket, handler, {
       secureContext,
       maxMessageBytes: options.maxMessageBytes,
       idleTimeoutMs: options.idleTimeoutMs,
-      refuse,
     })
+    // The handshake budget: start-up, TLS and authentication, as PostgreSQL's
+    // authentication_timeout. Past it the connection ends, FATAL where the protocol allows.
+    const loginTimer =
+      options.loginTimeoutMs > 0
+        ? setTimeout(() => {
+            if (!admission.isPending(socket)) return
+            admission.leave(socket)
+            options.services.log('data plane: login timed out', {
+              address: socket.remoteAddress,
+              timeoutMs: options.loginTimeoutMs,
+            })
+            client.abort(loginTimeout())
+          }, options.loginTimeoutMs)
+        : undefined
+    loginTimer?.unref()
     sockets.set(socket, { handler, client })
   })
   await new Promise<void>((resolve, reject) => {
@@ -88,4 +117,8 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       await closed
     },
   }
+}
+
+function loginTimeout(): WireError {
+  return WireError.fatal(WireSqlState.QueryCanceled, 'canceling authentication due to timeout')
 }
