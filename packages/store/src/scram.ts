@@ -1,4 +1,8 @@
-import { createHash, createHmac, pbkdf2Sync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto'
+import { promisify } from 'node:util'
+
+/** PBKDF2 on libuv's thread pool: the event loop serves other requests meanwhile. */
+const pbkdf2Async = promisify(pbkdf2)
 
 /** SCRAM-SHA-256 iteration count for new verifiers (admin-api 5.2). */
 export const SCRAM_ITERATIONS = 4096
@@ -17,13 +21,14 @@ const hmac = (key: Buffer, data: string) => createHmac('sha256', key).update(dat
  * Derives a verifier from a password (RFC 7677): SaltedPassword = Hi(password, salt, i),
  * StoredKey = H(HMAC(SaltedPassword, "Client Key")), ServerKey = HMAC(SaltedPassword, "Server Key").
  * The password is used as given; SASLprep of non-ASCII input is left to the client, as libpq does.
+ * The key derivation runs off the event loop.
  */
-export function createScramVerifier(
+export async function createScramVerifier(
   password: string,
   salt: Buffer = randomBytes(16),
   iterations = SCRAM_ITERATIONS,
-): ScramVerifier {
-  const salted = pbkdf2Sync(password, salt, iterations, 32, 'sha256')
+): Promise<ScramVerifier> {
+  const salted = await pbkdf2Async(password, salt, iterations, 32, 'sha256')
   const clientKey = hmac(salted, 'Client Key')
   return {
     salt: salt.toString('base64'),
@@ -34,8 +39,11 @@ export function createScramVerifier(
 }
 
 /** Checks a clear-text password against a verifier in constant time. */
-export function verifyScramPassword(password: string, verifier: ScramVerifier): boolean {
-  const derived = createScramVerifier(
+export async function verifyScramPassword(
+  password: string,
+  verifier: ScramVerifier,
+): Promise<boolean> {
+  const derived = await createScramVerifier(
     password,
     Buffer.from(verifier.salt, 'base64'),
     verifier.iterations,

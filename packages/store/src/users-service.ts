@@ -156,6 +156,7 @@ export class UsersService {
   /** Creates a user (admin-api 5.3); 422, 409 already_exists. */
   async create(input: CreateUserInput, actorId: string): Promise<User> {
     const body = parseBody(createSchema, input)
+    const verifier = formatScramVerifier(await createScramVerifier(body.password))
     return this.#ctx.mutate(actorId, async (m) => {
       const attrs = validateUserAttributes(await userRules(m.tx), body.attributes ?? {})
       if (attrs.details.length > 0) throw new ValidationError(attrs.details)
@@ -166,7 +167,7 @@ export class UsersService {
             .values({
               id: uuidv7(),
               username: body.username,
-              scramVerifier: formatScramVerifier(createScramVerifier(body.password)),
+              scramVerifier: verifier,
               isAdmin: body.is_admin ?? false,
               isActive: body.is_active ?? true,
               email: body.email ?? null,
@@ -289,10 +290,11 @@ export class UsersService {
     return this.#ctx.mutate(actorId, async (m) => {
       const row = await requireUser(m.tx, id, true)
       const body = parseBody(v.object({ password }), input)
+      const verifier = formatScramVerifier(await createScramVerifier(body.password))
       const [updated] = await m.tx
         .update(users)
         .set({
-          scramVerifier: formatScramVerifier(createScramVerifier(body.password)),
+          scramVerifier: verifier,
           passwordChangedAt: m.now,
           updatedBy: actorId,
           updatedAt: m.now,
@@ -363,10 +365,13 @@ export class UsersService {
     const verifier = row?.isActive ? parseScramVerifier(row.scramVerifier) : null
     if (!row || !verifier) {
       // Same cost as a real check, so timing does not reveal unknown users.
-      verifyScramPassword(password, fakeScramVerifier(username, this.#ctx.secrets.derive('x')))
+      await verifyScramPassword(
+        password,
+        fakeScramVerifier(username, this.#ctx.secrets.derive('x')),
+      )
       return null
     }
-    return verifyScramPassword(password, verifier) ? toUser(row) : null
+    return (await verifyScramPassword(password, verifier)) ? toUser(row) : null
   }
 
   /** Sets `last_login_at` after an admin login or data-plane connection (not audited). */

@@ -102,9 +102,15 @@ export async function connectPostgres(config: PostgresUpstreamConfig): Promise<P
           scram = new ScramClient(password)
           socket.write(serialize.sendSASLInitialResponseMessage('SCRAM-SHA-256', scram.first()))
           break
-        case 'authenticationSASLContinue':
-          socket.write(serialize.sendSCRAMClientFinalMessage(scram?.final(String(m['data'])) ?? ''))
+        case 'authenticationSASLContinue': {
+          const exchange = scram
+          if (!exchange) break
+          exchange.final(String(m['data'])).then(
+            (text) => socket.write(serialize.sendSCRAMClientFinalMessage(text)),
+            (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
+          )
           break
+        }
         case 'authenticationSASLFinal':
           scram?.verify(String(m['data']))
           break

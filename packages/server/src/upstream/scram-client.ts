@@ -1,4 +1,28 @@
-import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto'
+import { createHash, createHmac, pbkdf2, randomBytes } from 'node:crypto'
+import { promisify } from 'node:util'
+
+const pbkdf2Async = promisify(pbkdf2)
+
+/**
+ * Salted passwords by password, salt and iteration count: every new upstream connection of a
+ * datasource gets the same salt from its server, so the 4096-round derivation runs once, not on
+ * every connect. Bounded; the process already holds the clear-text passwords.
+ */
+const SALTED = new Map<string, Promise<Buffer>>()
+const MAX_SALTED = 256
+
+function saltedPassword(password: string, salt: Buffer, iterations: number): Promise<Buffer> {
+  const key = `${iterations}:${salt.toString('base64')}:${createHash('sha256').update(password).digest('base64')}`
+  let salted = SALTED.get(key)
+  if (!salted) {
+    if (SALTED.size >= MAX_SALTED) SALTED.delete(SALTED.keys().next().value as string)
+    // Runs on libuv's thread pool: the event loop serves clients meanwhile.
+    salted = pbkdf2Async(password, salt, iterations, 32, 'sha256')
+    salted.catch(() => SALTED.delete(key))
+    SALTED.set(key, salted)
+  }
+  return salted
+}
 
 /** A SCRAM-SHA-256 client exchange without channel binding (RFC 5802, RFC 7677). */
 export class ScramClient {
@@ -16,7 +40,7 @@ export class ScramClient {
   }
 
   /** The client-final-message for the server-first-message. */
-  final(serverFirst: string): string {
+  async final(serverFirst: string): Promise<string> {
     const attrs = parseAttributes(serverFirst)
     const nonce = attrs.get('r') ?? ''
     const salt = Buffer.from(attrs.get('s') ?? '', 'base64')
@@ -29,7 +53,7 @@ export class ScramClient {
     }
     const withoutProof = `c=biws,r=${nonce}`
     const authMessage = `n=*,r=${this.#nonce},${serverFirst},${withoutProof}`
-    const salted = pbkdf2Sync(this.#password, salt, iterations, 32, 'sha256')
+    const salted = await saltedPassword(this.#password, salt, iterations)
     const clientKey = hmac(salted, 'Client Key')
     const storedKey = createHash('sha256').update(clientKey).digest()
     const signature = hmac(storedKey, authMessage)
