@@ -31,6 +31,7 @@ import { RelationshipsService } from './relationships-service.js'
 import { RolesService } from './roles-service.js'
 import { loadSecretKey, SecretBox } from './secret-box.js'
 import { SessionContextBuilder } from './session-context-builder.js'
+import { TokensService } from './tokens-service.js'
 import { UsersService } from './users-service.js'
 
 /** How to open a store. */
@@ -66,6 +67,8 @@ export interface Store {
   readonly decisionFunctions: DecisionFunctionsService
   readonly relationships: RelationshipsService
   readonly sessions: SessionContextBuilder
+  /** Admin tokens ended by logout. */
+  readonly tokens: TokensService
   readonly audit: {
     readonly admin: AdminAuditLog
     readonly queries: {
@@ -171,6 +174,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     decisionFunctions: new DecisionFunctionsService(context),
     relationships: new RelationshipsService(context),
     sessions,
+    tokens: new TokensService(context),
     audit: {
       admin: new AdminAuditLog(context),
       queries: {

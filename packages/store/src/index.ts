@@ -90,6 +90,7 @@ export {
   verifyScramPassword,
 } from './scram.js'
 export type { SessionContextBuilder } from './session-context-builder.js'
+export type { TokensService } from './tokens-service.js'
 export type {
   AuthInfo,
   CreateUserInput,

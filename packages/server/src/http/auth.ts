@@ -2,13 +2,13 @@ import { isStoreError, type Store, type User } from '@palisade/store'
 import type { MiddlewareHandler } from 'hono'
 import { ApiError } from './api-error.js'
 import type { AdminEnv } from './env.js'
-import { verifyToken } from './jwt.js'
+import { type AdminTokenClaims, tokenId, verifyToken } from './jwt.js'
 import { API_PREFIX, normalizePath } from './paths.js'
 
 /** Routes reachable without a token (admin-api 2). */
 const PUBLIC_PATHS = new Set([`${API_PREFIX}/auth/login`, `${API_PREFIX}/openapi.json`])
 /** Routes any valid token may use, admin or not. */
-const ANY_USER_PATHS = new Set([`${API_PREFIX}/auth/me`])
+const ANY_USER_PATHS = new Set([`${API_PREFIX}/auth/me`, `${API_PREFIX}/auth/logout`])
 
 const BEARER = /^bearer\s+(\S+)\s*$/i
 
@@ -18,17 +18,20 @@ function invalidToken(): ApiError {
 
 /**
  * Resolves the bearer token to a user read fresh from the store (nothing cached), so a deleted,
- * deactivated, demoted or re-passworded admin loses access on the next request.
+ * deactivated, demoted or re-passworded admin loses access on the next request, and a token
+ * ended by logout is refused on every instance sharing the store.
  */
 export async function authenticate(
   store: Store,
   header: string | undefined,
   secret: string,
-): Promise<User> {
+): Promise<{ user: User; claims: AdminTokenClaims; id: string }> {
   const match = header === undefined ? null : BEARER.exec(header)
   if (!match?.[1]) throw new ApiError(401, 'unauthorized', 'a bearer token is required')
   const claims = verifyToken(match[1], secret)
   if (!claims) throw invalidToken()
+  const id = tokenId(match[1])
+  if (await store.tokens.isRevoked(id)) throw invalidToken()
   let user: User
   try {
     user = await store.users.get(claims.sub)
@@ -39,7 +42,7 @@ export async function authenticate(
   if (!user.is_active) throw invalidToken()
   const changedAt = Math.floor(Date.parse(user.password_changed_at) / 1000)
   if (claims.iat < changedAt) throw invalidToken()
-  return user
+  return { user, claims, id }
 }
 
 /**
@@ -50,11 +53,12 @@ export function requireAuth(store: Store, secret: string): MiddlewareHandler<Adm
   return async (c, next) => {
     const path = normalizePath(c.req.path)
     if (PUBLIC_PATHS.has(path)) return next()
-    const user = await authenticate(store, c.req.header('authorization'), secret)
+    const { user, claims, id } = await authenticate(store, c.req.header('authorization'), secret)
     if (!user.is_admin && !ANY_USER_PATHS.has(path)) {
       throw new ApiError(403, 'admin_required', 'admin access is required')
     }
     c.set('user', user)
+    c.set('token', { claims, id })
     return next()
   }
 }

@@ -1,5 +1,6 @@
 import type { Store, User } from '@palisade/store'
 import type { DiscoveryJobs } from './discovery-jobs.js'
+import type { AdminTokenClaims } from './jwt.js'
 
 /** Per-request values the middleware chain hands to later handlers. */
 export interface AdminVariables {
@@ -7,6 +8,8 @@ export interface AdminVariables {
   requestId: string
   /** The authenticated user, read from the store on this request. */
   user: User
+  /** The request's verified token: its claims and its id (jwt.ts `tokenId`). */
+  token: { claims: AdminTokenClaims; id: string }
 }
 
 /** Hono environment of the admin app. */

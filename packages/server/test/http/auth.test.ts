@@ -160,6 +160,45 @@ describe('token checks', () => {
   })
 })
 
+describe('token lifecycle', () => {
+  it('ends a token at logout, on this and every later request, and leaves other tokens alone', async () => {
+    const user = await makeUser(ctx, { is_admin: true })
+    const first = await ctx.login(user.username)
+    // Tokens of one user issued in the same second are one token: take the next second.
+    await new Promise((r) => setTimeout(r, 1100 - (Date.now() % 1000)))
+    const second = await ctx.login(user.username)
+    expect(second).not.toBe(first)
+    const out = await ctx.call('POST', '/api/v1/auth/logout', { token: first })
+    expect(out.status).toBe(204)
+    for (const path of ['/api/v1/auth/me', '/api/v1/users']) {
+      const { status, body } = await ctx.json('GET', path, { token: first })
+      expect(status).toBe(401)
+      expect(body.error.code).toBe('invalid_token')
+    }
+    expect((await ctx.json('POST', '/api/v1/auth/logout', { token: first })).status).toBe(401)
+    expect((await ctx.json('GET', '/api/v1/auth/me', { token: second })).status).toBe(200)
+    // A non-admin's token (it can reach /auth/me) can log out too.
+    const plain = await makeUser(ctx)
+    const plainToken = signToken(
+      {
+        sub: plain.id,
+        username: plain.username,
+        is_admin: false,
+        iat: Math.floor(Date.now() / 1000),
+        exp: Math.floor(Date.now() / 1000) + 60,
+      },
+      JWT_SECRET,
+    )
+    expect((await ctx.call('POST', '/api/v1/auth/logout', { token: plainToken })).status).toBe(204)
+    expect((await ctx.json('GET', '/api/v1/auth/me', { token: plainToken })).status).toBe(401)
+  })
+
+  it('lists logout in the OpenAPI document', async () => {
+    const doc = await ctx.json('GET', '/api/v1/openapi.json', { token: null })
+    expect(doc.body.paths['/api/v1/auth/logout']?.post).toBeDefined()
+  })
+})
+
 describe('GET /openapi.json', () => {
   it('needs no token', async () => {
     const { status, body } = await ctx.json('GET', '/api/v1/openapi.json', { token: null })

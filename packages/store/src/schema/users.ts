@@ -17,3 +17,11 @@ export const users = pgTable('users', {
   updatedBy: uuid('updated_by'),
   ...timestamps(),
 })
+
+/** Admin tokens ended by logout before their expiry; rows go once the token would expire. */
+export const revokedTokens = pgTable('revoked_tokens', {
+  tokenId: text('token_id').primaryKey(),
+  userId: uuid('user_id').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  revokedAt: ts('revoked_at').notNull().defaultNow(),
+})

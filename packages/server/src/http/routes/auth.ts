@@ -3,7 +3,7 @@ import { signToken } from '../jwt.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { loginBody } from '../schemas/auth.js'
 
-/** `POST /auth/login` and `GET /auth/me` (admin-api 2); login is not audited. */
+/** `POST /auth/login`, `POST /auth/logout` and `GET /auth/me` (admin-api 2); not audited. */
 export const authRoutes: RouteSpec[] = [
   defineRoute({
     method: 'POST',
@@ -22,7 +22,13 @@ export const authRoutes: RouteSpec[] = [
       const iat = Math.floor(Date.now() / 1000)
       const exp = iat + deps.tokenTtlSeconds
       const token = signToken(
-        { sub: user.id, username: user.username, is_admin: true, iat, exp },
+        {
+          sub: user.id,
+          username: user.username,
+          is_admin: true,
+          iat,
+          exp,
+        },
         deps.jwtSecret,
       )
       return c.json({
@@ -31,6 +37,19 @@ export const authRoutes: RouteSpec[] = [
         expires_at: new Date(exp * 1000).toISOString(),
         user: await deps.store.users.get(user.id),
       })
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/auth/logout',
+    summary: 'End the bearer token of the request (on every instance sharing the store)',
+    tag: 'auth',
+    auth: 'user',
+    status: 204,
+    async handler({ c, deps }) {
+      const { claims, id } = c.get('token')
+      await deps.store.tokens.revoke(id, claims.sub, new Date(claims.exp * 1000))
+      return c.body(null, 204)
     },
   }),
   defineRoute({
