@@ -10,6 +10,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   proxy: () => import('./proxy.js'),
   invalidation: () => import('./invalidation.js'),
   isolation: () => import('./isolation.js'),
+  logins: () => import('./logins.js'),
 }
 
 const wanted = process.argv.slice(2)
