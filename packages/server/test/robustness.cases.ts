@@ -192,7 +192,13 @@ export function runUpstreamRestartCase(makeHarness: MakeHarness): void {
         const clients = await Promise.all([1, 2, 3].map(() => h.connect('alice')))
         for (const c of clients) await c.query('SELECT 1')
         await relay.cut()
-        for (const c of clients) expect(await codeOf(c.query('SELECT 1'))).toBe('08006')
+        for (const c of clients)
+          expect(await codeOf(c.query('SELECT 2 AS after_cut'))).toBe('08006')
+        // Every statement that reached Palisade has its audit row, failed ones included.
+        const failed = (await h.auditRows()).filter(
+          (r) => r.original_query === 'SELECT 2 AS after_cut',
+        )
+        expect(failed.map((r) => r.status)).toEqual(['error', 'error', 'error'])
         expect(await codeOf(h.connect('alice'))).toBe('08006')
         await relay.restore()
         const fresh = await h.connect('alice')

@@ -229,10 +229,14 @@ export class ConnectionHandler implements MessageHandler {
     const ctx = this.#ctx
     const extended = this.#extended
     if (!ctx || !extended) throw violation('connection is not ready')
-    if (!this.#upstream?.alive) {
-      throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
-    }
     const code = bytes[0] ?? 0
+    if (!this.#upstream?.alive) {
+      const lost = WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
+      // A statement that reached Palisade has its audit row, even when it cannot run.
+      const sql = statementText(code, bytes)
+      if (sql !== undefined) ctx.audit.rejected(sql, lost, 0)
+      throw lost
+    }
     const reader = new WireReader(bytes)
     switch (code) {
       case Frontend.Parse:
@@ -300,4 +304,19 @@ export class ConnectionHandler implements MessageHandler {
       this.#services.log('data plane: releasing an upstream session failed', error)
     }
   }
+}
+
+/** The SQL a Query or Parse carries, if it can be read (for the audit of one that cannot run). */
+function statementText(code: number, bytes: Uint8Array): string | undefined {
+  try {
+    const reader = new WireReader(bytes)
+    if (code === Frontend.Query) return reader.cstring()
+    if (code === Frontend.Parse) {
+      reader.cstring()
+      return reader.cstring()
+    }
+  } catch {
+    // Malformed: nothing to audit.
+  }
+  return undefined
 }
