@@ -9,7 +9,13 @@ import type { DataPlaneConfig } from './config.js'
 import { createDataPlane, type DataPlane } from './data-plane/create-data-plane.js'
 import { createAdminApp } from './http/index.js'
 import { createLogger, type Logger } from './logging/logger.js'
-import { adminAppLog, changeFeedLog, connectionLog, dataPlaneLog } from './logging/plane-logs.js'
+import {
+  adminAppLog,
+  changeFeedLog,
+  connectionLog,
+  dataPlaneLog,
+  loginLog,
+} from './logging/plane-logs.js'
 import { withRequestLog } from './logging/request-log.js'
 import type { UpstreamFactory } from './upstream/upstream-registry.js'
 
@@ -100,6 +106,7 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       ...(config.upstreamFactory ? { upstreamFactory: config.upstreamFactory } : {}),
       log: dataPlaneLog(logger),
       onSession: connectionLog(logger),
+      onLoginEvent: loginLog(logger),
     })
     closers.push(() => dataPlane.close())
     const app = createAdminApp({

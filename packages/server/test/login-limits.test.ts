@@ -84,7 +84,10 @@ describe('logins: a handshake budget, pending connections kept apart from sessio
   }, 60_000)
 
   it('ends a login stuck in the password exchange with 57014 after the timeout', async () => {
-    const h = await pgliteHarness({ plane: { loginTimeoutMs: 500 } })
+    const events: { event: string; address: string | undefined }[] = []
+    const h = await pgliteHarness({
+      plane: { loginTimeoutMs: 500, onLoginEvent: (e) => events.push(e) },
+    })
     try {
       const answer = await rawExchange(
         h.plane.port,
@@ -93,18 +96,29 @@ describe('logins: a handshake budget, pending connections kept apart from sessio
       )
       expect(errorCode(answer)).toBe('57014')
       expect(answer.toString('latin1')).toContain('canceling authentication due to timeout')
+      expect(events).toEqual([
+        { event: 'login_timeout', address: expect.stringContaining('127.0.0.1') },
+      ])
     } finally {
       await h.close()
     }
   })
 
   it('drops the oldest pending connection of an address when its places are full', async () => {
-    const h = await pgliteHarness({ plane: { loginTimeoutMs: 30_000, maxPendingPerAddress: 10 } })
+    const events: string[] = []
+    const h = await pgliteHarness({
+      plane: {
+        loginTimeoutMs: 30_000,
+        maxPendingPerAddress: 10,
+        onLoginEvent: (e) => events.push(e.event),
+      },
+    })
     try {
       const first = await openSilent(h.plane.port, 10)
       const more = await openSilent(h.plane.port, 5)
       // The five newest pushed out the five oldest; the rest wait for their budget.
       expect(await allClosed(first.slice(0, 5), 3000)).toBe(true)
+      expect(events).toEqual(Array(5).fill('login_dropped'))
       expect([...first.slice(5), ...more].some(isClosed)).toBe(false)
       const alice = await h.connect('alice')
       expect((await alice.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])

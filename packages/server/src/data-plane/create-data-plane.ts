@@ -1,6 +1,7 @@
 import { RewritePool } from '@palisade/core'
 import type { Store } from '@palisade/store'
 import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from '../config.js'
+import type { LoginEvent } from '../pgwire/admission.js'
 import { CancelRegistry } from '../pgwire/cancel-registry.js'
 import { type Listener, startListener } from '../pgwire/listener.js'
 import {
@@ -24,6 +25,8 @@ export interface DataPlaneOptions extends Partial<DataPlaneConfig> {
   log?: (message: string, error?: unknown) => void
   /** Called when a client session starts and ends (operator connection log). */
   onSession?: (event: SessionEvent) => void
+  /** Called when a login times out or a pending connection is dropped (operator log). */
+  onLoginEvent?: (event: LoginEvent) => void
 }
 
 /** A running data plane. */
@@ -79,6 +82,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       maxPendingConnections: config.maxPendingConnections,
       maxPendingPerAddress: config.maxPendingPerAddress,
       shutdownGraceMs: config.shutdownGraceMs,
+      onLoginEvent: options.onLoginEvent,
       services: {
         backend,
         sessions,

@@ -1,6 +1,7 @@
 import type { ChangeFeedEvent } from '@palisade/store'
 import type { Logger } from 'pino'
 import type { SessionEvent } from '../data-plane/live-session.js'
+import type { LoginEvent } from '../pgwire/admission.js'
 
 /**
  * The data plane's `log` option over pino: internal errors with their name, message and stack
@@ -51,6 +52,18 @@ export function connectionLog(logger: Logger): (event: SessionEvent) => void {
       connections: e.connections,
       ...(e.durationMs === undefined ? {} : { duration_ms: e.durationMs }),
     })
+}
+
+/** The data plane's `onLoginEvent` option over pino: warn lines a fail2ban-style filter can match. */
+export function loginLog(logger: Logger): (event: LoginEvent) => void {
+  const log = logger.child({ plane: 'data' })
+  return (e) =>
+    log.warn(
+      { event: e.event, address: e.address ?? null },
+      e.event === 'login_timeout'
+        ? 'login did not finish within the login timeout'
+        : 'pending login dropped: too many connections awaiting authentication',
+    )
 }
 
 /**

@@ -1,5 +1,12 @@
 import type { Socket } from 'node:net'
 
+/** A login that did not finish: timed out, or dropped for a newer pending connection. */
+export interface LoginEvent {
+  readonly event: 'login_timeout' | 'login_dropped'
+  /** The client's address. */
+  readonly address: string | undefined
+}
+
 /** Limits of connections that have not authenticated yet, and of authenticated sessions. */
 export interface AdmissionLimits {
   /** Authenticated sessions at once; one more gets FATAL 53300 after authenticating. */

@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import { createSecureContext } from 'node:tls'
-import { Admission } from './admission.js'
+import { Admission, type LoginEvent } from './admission.js'
 import { type ServedClient, serveClient } from './client-socket.js'
 import { ConnectionHandler, type ConnectionServices } from './connection-handler.js'
 import { WireError, WireSqlState } from './wire-error.js'
@@ -26,6 +26,8 @@ export interface ListenerOptions {
   /** On close, how long in-flight statements may run before their connections are cut. */
   shutdownGraceMs: number
   services: ConnectionServices
+  /** Operator log of logins that did not finish (structured, for fail2ban-style tools). */
+  onLoginEvent?: ((event: LoginEvent) => void) | undefined
 }
 
 /** A listening pgwire server. */
@@ -51,10 +53,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
     // Without it an extended-protocol round trip waits for Nagle's delayed ACK (≈40 ms).
     socket.setNoDelay(true)
     for (const evicted of admission.arrive(socket)) {
-      options.services.log('data plane: dropped a connection still waiting to authenticate', {
-        reason: 'too many connections awaiting authentication',
-        address: evicted.remoteAddress,
-      })
+      options.onLoginEvent?.({ event: 'login_dropped', address: evicted.remoteAddress })
       evicted.destroy()
     }
     const handler = new ConnectionHandler(options.services, {
@@ -80,10 +79,7 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
         ? setTimeout(() => {
             if (!admission.isPending(socket)) return
             admission.leave(socket)
-            options.services.log('data plane: login timed out', {
-              address: socket.remoteAddress,
-              timeoutMs: options.loginTimeoutMs,
-            })
+            options.onLoginEvent?.({ event: 'login_timeout', address: socket.remoteAddress })
             client.abort(loginTimeout())
           }, options.loginTimeoutMs)
         : undefined
