@@ -15,6 +15,7 @@ import {
   connectionLog,
   dataPlaneLog,
   loginLog,
+  upstreamLog,
 } from './logging/plane-logs.js'
 import { withRequestLog } from './logging/request-log.js'
 import type { UpstreamFactory } from './upstream/upstream-registry.js'
@@ -107,6 +108,7 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       log: dataPlaneLog(logger),
       onSession: connectionLog(logger),
       onLoginEvent: loginLog(logger),
+      onUpstreamEvent: upstreamLog(logger),
     })
     closers.push(() => dataPlane.close())
     const app = createAdminApp({

@@ -185,7 +185,11 @@ export function runRobustnessCases(name: string, makeHarness: MakeHarness): void
 export function runUpstreamRestartCase(makeHarness: MakeHarness): void {
   describe('an upstream that goes away and comes back', () => {
     it('fails the connected clients with 08006, keeps the proxy up and serves new clients', async () => {
-      const h = await makeHarness({ relayUpstream: true })
+      const events: { event: string; datasource: string }[] = []
+      const h = await makeHarness({
+        relayUpstream: true,
+        plane: { onUpstreamEvent: (e) => events.push(e) },
+      })
       try {
         const relay = h.upstreamRelay
         if (!relay) throw new Error('the harness has no upstream relay')
@@ -200,8 +204,13 @@ export function runUpstreamRestartCase(makeHarness: MakeHarness): void {
         )
         expect(failed.map((r) => r.status)).toEqual(['error', 'error', 'error'])
         expect(await codeOf(h.connect('alice'))).toBe('08006')
+        // The operator hears of the outage once, with the datasource.
+        expect(events).toEqual([
+          expect.objectContaining({ event: 'upstream_unreachable', datasource: 'shop' }),
+        ])
         await relay.restore()
         const fresh = await h.connect('alice')
+        expect(events.map((e) => e.event)).toEqual(['upstream_unreachable', 'upstream_recovered'])
         expect((await fresh.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([
           { n: 2 },
         ])

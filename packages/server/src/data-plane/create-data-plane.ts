@@ -4,10 +4,11 @@ import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from '../config.js'
 import type { LoginEvent } from '../pgwire/admission.js'
 import { CancelRegistry } from '../pgwire/cancel-registry.js'
 import { type Listener, startListener } from '../pgwire/listener.js'
+import type { UpstreamEvent } from '../upstream/upstream.types.js'
 import {
-  defaultUpstreamFactory,
   type UpstreamFactory,
   UpstreamRegistry,
+  upstreamFactoryWithEvents,
 } from '../upstream/upstream-registry.js'
 import type { DataPlaneBackend } from './backend.js'
 import { type SessionEvent, SessionRegistry } from './live-session.js'
@@ -27,6 +28,8 @@ export interface DataPlaneOptions extends Partial<DataPlaneConfig> {
   onSession?: (event: SessionEvent) => void
   /** Called when a login times out or a pending connection is dropped (operator log). */
   onLoginEvent?: (event: LoginEvent) => void
+  /** Called when a datasource's upstream goes away and comes back (operator log). */
+  onUpstreamEvent?: (event: UpstreamEvent) => void
 }
 
 /** A running data plane. */
@@ -67,7 +70,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   rewriter.start()
   const upstreams = new UpstreamRegistry(
     (id) => backend.upstreamConfig(id),
-    options.upstreamFactory ?? defaultUpstreamFactory,
+    options.upstreamFactory ?? upstreamFactoryWithEvents(options.onUpstreamEvent),
   )
   let listener: Listener
   try {

@@ -2,6 +2,7 @@ import type { ChangeFeedEvent } from '@palisade/store'
 import type { Logger } from 'pino'
 import type { SessionEvent } from '../data-plane/live-session.js'
 import type { LoginEvent } from '../pgwire/admission.js'
+import type { UpstreamEvent } from '../upstream/upstream.types.js'
 
 /**
  * The data plane's `log` option over pino: internal errors with their name, message and stack
@@ -64,6 +65,22 @@ export function loginLog(logger: Logger): (event: LoginEvent) => void {
         ? 'login did not finish within the login timeout'
         : 'pending login dropped: too many connections awaiting authentication',
     )
+}
+
+/** The data plane's `onUpstreamEvent` option over pino: outages (warn) and recoveries (info). */
+export function upstreamLog(logger: Logger): (event: UpstreamEvent) => void {
+  const log = logger.child({ plane: 'data' })
+  return (e) => {
+    const fields = {
+      event: e.event,
+      datasource: e.datasource,
+      ...(e.error === undefined ? {} : { error: e.error }),
+      ...(e.downMs === undefined ? {} : { down_ms: e.downMs }),
+      pool: e.pool,
+    }
+    if (e.event === 'upstream_unreachable') log.warn(fields, 'upstream unreachable')
+    else log.info(fields, 'upstream reachable again')
+  }
 }
 
 /**

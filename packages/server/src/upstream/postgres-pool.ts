@@ -2,7 +2,12 @@ import { WireError, WireSqlState } from '../pgwire/wire-error.js'
 import { connectPostgres } from './postgres-connect.js'
 import { PostgresSession } from './postgres-upstream.js'
 import { UnsafeUpstreamError } from './unsafe-casts.js'
-import type { PostgresUpstreamConfig, UpstreamProvider, UpstreamSession } from './upstream.types.js'
+import type {
+  PostgresUpstreamConfig,
+  UpstreamEvent,
+  UpstreamProvider,
+  UpstreamSession,
+} from './upstream.types.js'
 
 interface Waiter {
   resolve: (session: PostgresSession) => void
@@ -19,11 +24,15 @@ export class PostgresPool implements UpstreamProvider {
   readonly #config: PostgresUpstreamConfig
   readonly #idle: PostgresSession[] = []
   readonly #waiters: Waiter[] = []
+  readonly #onEvent: ((event: UpstreamEvent) => void) | undefined
   #size = 0
   #closed = false
+  /** Since when the upstream has been unreachable (undefined: it is up). */
+  #downSince: number | undefined
 
-  constructor(config: PostgresUpstreamConfig) {
+  constructor(config: PostgresUpstreamConfig, onEvent?: (event: UpstreamEvent) => void) {
     this.#config = config
+    this.#onEvent = onEvent
   }
 
   /** Opens `count` sessions ahead of the first clients. */
@@ -67,9 +76,11 @@ export class PostgresPool implements UpstreamProvider {
     this.#size++
     try {
       const backend = await connectPostgres(this.#config)
+      this.#up()
       return new PostgresSession(backend, this.#config, (s) => void this.#return(s))
     } catch (error) {
       this.#size--
+      if (!(error instanceof UnsafeUpstreamError)) this.#down(error)
       const message =
         error instanceof UnsafeUpstreamError ? error.message : 'upstream connection lost'
       throw WireError.fatal(WireSqlState.ConnectionFailure, message)
@@ -77,6 +88,7 @@ export class PostgresPool implements UpstreamProvider {
   }
 
   async #return(session: PostgresSession): Promise<void> {
+    if (!session.alive && !this.#closed) this.#down(new Error('connection lost'))
     const clean = !this.#closed && (await session.clean())
     if (!clean) {
       session.destroy()
@@ -94,6 +106,36 @@ export class PostgresPool implements UpstreamProvider {
       clearTimeout(waiter.timer)
       waiter.resolve(session)
     } else this.#idle.push(session)
+  }
+
+  /** Logs the first failure of an outage, once. */
+  #down(error: unknown): void {
+    if (this.#downSince !== undefined) return
+    this.#downSince = Date.now()
+    const code = (error as { code?: unknown }).code
+    this.#onEvent?.({
+      event: 'upstream_unreachable',
+      datasource: this.#config.datasourceName,
+      error: typeof code === 'string' ? code : error instanceof Error ? error.message : 'unknown',
+      pool: this.#state(),
+    })
+  }
+
+  /** Logs the end of an outage. */
+  #up(): void {
+    if (this.#downSince === undefined) return
+    const downMs = Date.now() - this.#downSince
+    this.#downSince = undefined
+    this.#onEvent?.({
+      event: 'upstream_recovered',
+      datasource: this.#config.datasourceName,
+      downMs,
+      pool: this.#state(),
+    })
+  }
+
+  #state(): UpstreamEvent['pool'] {
+    return { size: this.#size, idle: this.#idle.length, waiting: this.#waiters.length }
   }
 
   async close(): Promise<void> {

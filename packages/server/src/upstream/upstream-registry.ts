@@ -1,15 +1,27 @@
 import { PGlite } from '@electric-sql/pglite'
 import { createPgliteUpstream } from './pglite-upstream.js'
 import { PostgresPool } from './postgres-pool.js'
-import type { UpstreamConfig, UpstreamProvider } from './upstream.types.js'
+import type { UpstreamConfig, UpstreamEvent, UpstreamProvider } from './upstream.types.js'
 
 /** Makes the provider of one datasource; replaceable (tests hand in a shared PGlite). */
 export type UpstreamFactory = (config: UpstreamConfig) => Promise<UpstreamProvider>
 
 /** The default factory: a warm PostgreSQL pool, or an embedded PGlite owned by the provider. */
-export const defaultUpstreamFactory: UpstreamFactory = async (config) => {
+export const defaultUpstreamFactory: UpstreamFactory = (config) => createUpstream(config)
+
+/** The default factory, telling `onEvent` when a PostgreSQL upstream goes away and comes back. */
+export function upstreamFactoryWithEvents(
+  onEvent: ((event: UpstreamEvent) => void) | undefined,
+): UpstreamFactory {
+  return (config) => createUpstream(config, onEvent)
+}
+
+async function createUpstream(
+  config: UpstreamConfig,
+  onEvent?: (event: UpstreamEvent) => void,
+): Promise<UpstreamProvider> {
   if (config.kind === 'postgres') {
-    const pool = new PostgresPool(config)
+    const pool = new PostgresPool(config, onEvent)
     await pool.warm()
     return pool
   }

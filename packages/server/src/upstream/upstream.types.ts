@@ -68,3 +68,15 @@ export interface PgliteUpstreamConfig {
 
 /** The upstream of one datasource. */
 export type UpstreamConfig = PostgresUpstreamConfig | PgliteUpstreamConfig
+
+/** The upstream of a datasource went away or came back (operator log). */
+export interface UpstreamEvent {
+  readonly event: 'upstream_unreachable' | 'upstream_recovered'
+  readonly datasource: string
+  /** What failed: an error code such as `ECONNREFUSED`, or the error's class. */
+  readonly error?: string
+  /** How long it was unreachable (recovered only). */
+  readonly downMs?: number
+  /** The pool then: sessions open, idle, clients waiting. */
+  readonly pool: { readonly size: number; readonly idle: number; readonly waiting: number }
+}
