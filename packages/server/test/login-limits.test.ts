@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
+import { codeOf } from './fixtures/failure.js'
 import { pgliteHarness } from './fixtures/harness.js'
 import { errorCode, rawExchange, startupMessage, startupPacket } from './fixtures/raw-socket.js'
 import { selfSignedPair } from './fixtures/self-signed.js'
@@ -42,15 +43,6 @@ async function allClosed(sockets: readonly Socket[], ms: number): Promise<boolea
 
 function isClosed(socket: Socket): boolean {
   return socket.destroyed || socket.readableEnded
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise
-  } catch (error) {
-    return (error as { code?: string }).code
-  }
-  return undefined
 }
 
 describe('logins: a handshake budget, pending connections kept apart from sessions', () => {

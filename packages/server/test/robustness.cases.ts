@@ -1,20 +1,11 @@
 import pg from 'pg'
 import { serialize } from 'pg-protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { codeOf } from './fixtures/failure.js'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
 import { errorCode, rawExchange, startupMessage } from './fixtures/raw-socket.js'
 import { PASSWORD } from './fixtures/seed-store.js'
 import { framesOf, WireClient } from './fixtures/wire-client.js'
-
-/** The SQLSTATE of a rejected promise. */
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise
-  } catch (error) {
-    return (error as { code?: string }).code ?? (error as Error).message
-  }
-  throw new Error('expected a failure')
-}
 
 /** Audit rows whose original query contains `marker`. */
 async function auditedWith(h: Harness, marker: string) {

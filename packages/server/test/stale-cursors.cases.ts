@@ -1,20 +1,11 @@
 import type pg from 'pg'
 import Cursor from 'pg-cursor'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { failure } from './fixtures/failure.js'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
 
 /** Rows of alice's orders before the change: 10 and 11; after it, 10 only. */
 const BEFORE = [{ id: 10 }, { id: 11 }]
-
-async function failure(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  try {
-    await promise
-  } catch (error) {
-    const e = error as { code?: string; message: string }
-    return { code: e.code, message: e.message }
-  }
-  throw new Error('expected a failure')
-}
 
 /** Cursors and portals opened before an access change are never read under the new rules. */
 export function runStaleCursorCases(name: string, makeHarness: MakeHarness): void {

@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { failure } from './fixtures/failure.js'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
-
-async function failure(promise: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  try {
-    await promise
-  } catch (error) {
-    const e = error as { code?: string; message: string }
-    return { code: e.code, message: e.message }
-  }
-  throw new Error('expected a failure')
-}
 
 const conjuncts = (n: number) =>
   `SELECT count(*) AS n FROM orders WHERE ${Array(n).fill('id > 0').join(' AND ')}`

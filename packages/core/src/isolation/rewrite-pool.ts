@@ -112,7 +112,7 @@ export class RewritePool {
     const workers = this.#workers.splice(0)
     for (const w of workers) {
       for (const job of [...(w.running ? [w.running] : []), ...w.queue]) {
-        job.reject(new PalisadeError(SqlState.ConnectionFailure, 'the server is shutting down'))
+        job.reject(shuttingDown())
       }
       clearTimeout(w.timer)
     }
@@ -130,7 +130,7 @@ export class RewritePool {
 
   #dispatch(job: Job): void {
     if (this.#closed) {
-      job.reject(new PalisadeError(SqlState.ConnectionFailure, 'the server is shutting down'))
+      job.reject(shuttingDown())
       return
     }
     this.#replenish()
@@ -252,6 +252,10 @@ export function checkStatementSize(sql: string, maxBytes: number): void {
       `statement of ${bytes} bytes exceeds the limit of ${maxBytes} bytes`,
     )
   }
+}
+
+function shuttingDown(): PalisadeError {
+  return new PalisadeError(SqlState.ConnectionFailure, 'the server is shutting down')
 }
 
 function tooComplex(budgetMs: number): PalisadeError {

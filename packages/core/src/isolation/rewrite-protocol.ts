@@ -1,3 +1,4 @@
+import type { AuditStatus } from '../errors.js'
 import type { RewriteResult } from '../rewrite.types.js'
 import type { SessionInput } from '../session-context.types.js'
 import type { SqlState } from '../sqlstate.js'
@@ -18,7 +19,7 @@ export interface SerializedRewriteError {
   readonly severity: 'ERROR' | 'FATAL'
   readonly detail: string | undefined
   readonly hint: string | undefined
-  readonly auditStatus: 'error' | 'denied'
+  readonly auditStatus: AuditStatus
   readonly auditMessage: string
 }
 

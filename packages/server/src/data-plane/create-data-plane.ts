@@ -117,26 +117,10 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   }
 }
 
+/** The settings `options` sets: every key of the config (`tls` has no default), none undefined. */
 function definedOnly(options: Partial<DataPlaneConfig>): Partial<DataPlaneConfig> {
-  const out: Partial<DataPlaneConfig> = {}
-  if (options.host !== undefined) out.host = options.host
-  if (options.port !== undefined) out.port = options.port
-  if (options.tls !== undefined) out.tls = options.tls
-  if (options.requireTls !== undefined) out.requireTls = options.requireTls
-  if (options.acquireTimeoutMs !== undefined) out.acquireTimeoutMs = options.acquireTimeoutMs
-  if (options.maxConnections !== undefined) out.maxConnections = options.maxConnections
-  if (options.idleTimeoutMs !== undefined) out.idleTimeoutMs = options.idleTimeoutMs
-  if (options.loginTimeoutMs !== undefined) out.loginTimeoutMs = options.loginTimeoutMs
-  if (options.maxPendingConnections !== undefined) {
-    out.maxPendingConnections = options.maxPendingConnections
-  }
-  if (options.maxPendingPerAddress !== undefined) {
-    out.maxPendingPerAddress = options.maxPendingPerAddress
-  }
-  if (options.maxMessageBytes !== undefined) out.maxMessageBytes = options.maxMessageBytes
-  if (options.shutdownGraceMs !== undefined) out.shutdownGraceMs = options.shutdownGraceMs
-  if (options.maxStatementBytes !== undefined) out.maxStatementBytes = options.maxStatementBytes
-  if (options.rewriteTimeoutMs !== undefined) out.rewriteTimeoutMs = options.rewriteTimeoutMs
-  if (options.rewriteWorkers !== undefined) out.rewriteWorkers = options.rewriteWorkers
-  return out
+  const keys = [...Object.keys(DEFAULT_DATA_PLANE_CONFIG), 'tls'] as (keyof DataPlaneConfig)[]
+  const out: Record<string, unknown> = {}
+  for (const key of keys) if (options[key] !== undefined) out[key] = options[key]
+  return out as Partial<DataPlaneConfig>
 }

@@ -35,24 +35,17 @@ export class Admission {
     this.#limits = limits
   }
 
-  /** Pending connections, sessions. */
-  get counts(): { pending: number; sessions: number } {
-    return { pending: this.#pending.size, sessions: this.#sessions }
-  }
-
-  /** A new connection; returns the pending ones it pushes out (the caller closes them). */
-  arrive(socket: Socket): Socket[] {
+  /** A new connection; returns the pending one it pushes out, if any (the caller closes it). */
+  arrive(socket: Socket): Socket | undefined {
     const address = socket.remoteAddress ?? ''
-    const evicted: Socket[] = []
     const sameAddress = this.#byAddress.get(address)
-    if (sameAddress && sameAddress.size >= this.#limits.maxPendingPerAddress) {
-      const oldest = sameAddress.values().next().value
-      if (oldest) evicted.push(oldest)
-    } else if (this.#pending.size >= this.#limits.maxPendingConnections) {
-      const oldest = this.#pending.keys().next().value
-      if (oldest) evicted.push(oldest)
-    }
-    for (const s of evicted) this.leave(s)
+    const evicted =
+      sameAddress && sameAddress.size >= this.#limits.maxPendingPerAddress
+        ? sameAddress.values().next().value
+        : this.#pending.size >= this.#limits.maxPendingConnections
+          ? this.#pending.keys().next().value
+          : undefined
+    if (evicted) this.leave(evicted)
     this.#pending.set(socket, address)
     let group = this.#byAddress.get(address)
     if (!group) {

@@ -52,7 +52,8 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
   const server = createServer((socket) => {
     // Without it an extended-protocol round trip waits for Nagle's delayed ACK (≈40 ms).
     socket.setNoDelay(true)
-    for (const evicted of admission.arrive(socket)) {
+    const evicted = admission.arrive(socket)
+    if (evicted) {
       options.onLoginEvent?.({ event: 'login_dropped', address: evicted.remoteAddress })
       evicted.destroy()
     }

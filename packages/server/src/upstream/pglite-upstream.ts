@@ -22,14 +22,9 @@ const DROPPED_STATEMENT: BackendFrame = {
   }),
 }
 
-/** Whether the last client message in `bytes` is a Query or a Sync, which a ReadyForQuery ends. */
+/** Whether the last message in `bytes` (ours, well framed) is a Query or a Sync: a ReadyForQuery ends it. */
 function endsWithReadyRequest(bytes: Uint8Array): boolean {
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  let last: number | undefined
-  for (let pos = 0; pos + 5 <= view.length; pos += 1 + view.readInt32BE(pos + 1)) {
-    last = view[pos]
-    if (view.readInt32BE(pos + 1) < 4) return false
-  }
+  const last = splitFrames(bytes).at(-1)?.code
   return last === 'Q'.charCodeAt(0) || last === 'S'.charCodeAt(0)
 }
 

@@ -22,13 +22,7 @@ export const authRoutes: RouteSpec[] = [
       const iat = Math.floor(Date.now() / 1000)
       const exp = iat + deps.tokenTtlSeconds
       const token = signToken(
-        {
-          sub: user.id,
-          username: user.username,
-          is_admin: true,
-          iat,
-          exp,
-        },
+        { sub: user.id, username: user.username, is_admin: true, iat, exp },
         deps.jwtSecret,
       )
       return c.json({
