@@ -37,12 +37,14 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * Starts pgbouncer (trust auth for `target.user`, session pooling) or resolves undefined when it
+ * Starts pgbouncer (trust auth for `target.user`; session pooling of 20 server connections for
+ * 200 clients unless `pooling` says otherwise) or resolves undefined when it
  * is not installed or does not come up. As root it drops to `nobody`, since it refuses to run as
  * root.
  */
 export async function startPgbouncer(
   target: PgbouncerTarget,
+  pooling: { mode?: 'session' | 'transaction'; size?: number; maxClients?: number } = {},
 ): Promise<RunningPgbouncer | undefined> {
   const bin = findBinary()
   if (!bin) return undefined
@@ -61,9 +63,9 @@ export async function startPgbouncer(
       'unix_socket_dir =',
       'auth_type = trust',
       `auth_file = ${join(dir, 'users.txt')}`,
-      'pool_mode = session',
-      'default_pool_size = 20',
-      'max_client_conn = 200',
+      `pool_mode = ${pooling.mode ?? 'session'}`,
+      `default_pool_size = ${pooling.size ?? 20}`,
+      `max_client_conn = ${pooling.maxClients ?? 200}`,
       '',
     ].join('\n'),
   )

@@ -38,6 +38,11 @@ export async function startProxyProcess(
       child.stdin.write('rss\n')
       return (await next()).rss
     },
+    /** The proxy process's RSS now, without waiting for memory to settle. */
+    async currentRss() {
+      child.stdin.write('cpu\n')
+      return (await next()).rss
+    },
     /** The proxy process's CPU time so far (user + system), in microseconds. */
     async cpuMicros() {
       child.stdin.write('cpu\n')

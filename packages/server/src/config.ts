@@ -13,6 +13,8 @@ export interface DataPlaneConfig {
   requireTls: boolean
   /** How long a client waits for a free upstream session (default 30 s), then FATAL 53300. */
   acquireTimeoutMs: number
+  /** Pool mode of PostgreSQL datasources that set none (default `session`; docs/pgwire.md). */
+  poolMode: 'session' | 'transaction'
   /** Authenticated sessions allowed at once (default 1000); more get FATAL 53300. */
   maxConnections: number
   /** Start-up, TLS and authentication must finish within this long (default 10 s; 0: none). */
@@ -41,6 +43,7 @@ export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   port: 5434,
   requireTls: false,
   acquireTimeoutMs: 30_000,
+  poolMode: 'session',
   maxConnections: 1000,
   loginTimeoutMs: 10_000,
   maxPendingConnections: 1000,

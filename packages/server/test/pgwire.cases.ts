@@ -469,10 +469,22 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
       const small = await makeHarness({ poolSize: 1, plane: { acquireTimeoutMs: 300 } })
       try {
         const holder = await small.connect('alice')
-        expect(await failure(small.connect('carol'))).toEqual({
-          code: '53300',
-          message: 'too many connections for datasource "shop"',
-        })
+        if (small.poolMode === 'transaction') {
+          // A client holds an upstream session only inside a transaction: the next one waits.
+          await holder.query('BEGIN')
+          await holder.query('SELECT 1')
+          const waiting = await small.connect('carol')
+          expect(await failure(waiting.query('SELECT 1'))).toEqual({
+            code: '53300',
+            message: 'no upstream session of datasource "shop" became free within 0.3 s',
+          })
+          await holder.query('COMMIT')
+        } else {
+          expect(await failure(small.connect('carol'))).toEqual({
+            code: '53300',
+            message: 'too many connections for datasource "shop"',
+          })
+        }
         expect((await holder.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }])
       } finally {
         await small.close()
@@ -483,6 +495,8 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
       const admin = h.upstreamAdmin
       if (!admin) return ctx.skip(true, 'only a PostgreSQL upstream can be terminated')
       const doomed = await h.connect('alice')
+      // Inside a transaction: under transaction pooling an idle client holds no upstream session.
+      await doomed.query('BEGIN')
       await doomed.query("SET application_name = 'palisade-doomed'")
       const sessions = async () =>
         (

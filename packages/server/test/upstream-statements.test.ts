@@ -18,7 +18,7 @@ describe('UpstreamStatements', () => {
   })
 
   it('evicts the least recently used statements no client statement uses', () => {
-    const cache = new UpstreamStatements('s_', 2)
+    const cache = new UpstreamStatements('s_', { max: 2 })
     cache.acquire('a', [])
     cache.acquire('b', [])
     cache.acquire('a', [])

@@ -20,6 +20,8 @@ export interface Datasource {
   is_active: boolean
   statement_timeout_ms: number
   pool_size: number
+  /** How clients share upstream sessions; null: the server's default (`--pool-mode`). */
+  pool_mode: PoolMode | null
   last_sync_at: string | null
   last_sync_result: unknown
   created_at: string
@@ -34,6 +36,7 @@ export interface DatasourceConnection {
   config: Record<string, unknown>
   statement_timeout_ms: number
   pool_size: number
+  pool_mode: PoolMode | null
   is_active: boolean
 }
 
@@ -46,7 +49,12 @@ export interface CreateDatasourceInput {
   is_active?: boolean | null
   statement_timeout_ms?: number | null
   pool_size?: number | null
+  pool_mode?: string | null
 }
+
+/** How clients share a datasource's upstream sessions, as pgbouncer names the modes. */
+export const POOL_MODES = ['session', 'transaction'] as const
+export type PoolMode = (typeof POOL_MODES)[number]
 
 const intRange = (min: number, max: number) =>
   v.pipe(
@@ -68,6 +76,7 @@ const fields = {
   is_active: v.nullish(v.boolean('expected a boolean')),
   statement_timeout_ms: v.nullish(intRange(0, 86_400_000)),
   pool_size: v.nullish(intRange(1, 200)),
+  pool_mode: v.nullish(v.picklist(POOL_MODES, 'expected session or transaction')),
 }
 const createSchema = v.object({
   ...fields,
@@ -90,6 +99,7 @@ function toDatasource(row: Row): Datasource {
     is_active: row.isActive,
     statement_timeout_ms: row.statementTimeoutMs,
     pool_size: row.poolSize,
+    pool_mode: row.poolMode as PoolMode | null,
     last_sync_at: iso(row.lastSyncAt),
     last_sync_result: row.lastSyncResult ?? null,
     created_at: isoNow(row.createdAt),
@@ -146,6 +156,7 @@ export class DatasourcesService {
               isActive: body.is_active ?? true,
               statementTimeoutMs: body.statement_timeout_ms ?? 0,
               poolSize: body.pool_size ?? 10,
+              poolMode: body.pool_mode ?? null,
               createdBy: actorId,
               updatedBy: actorId,
               createdAt: m.now,
@@ -200,6 +211,7 @@ export class DatasourcesService {
       },
       statement_timeout_ms: row.statementTimeoutMs,
       pool_size: row.poolSize,
+      pool_mode: row.poolMode as PoolMode | null,
       is_active: row.isActive,
     }
   }
@@ -257,8 +269,14 @@ export class DatasourcesService {
         isActive: body.is_active ?? row.isActive,
         statementTimeoutMs: body.statement_timeout_ms ?? row.statementTimeoutMs,
         poolSize: body.pool_size ?? row.poolSize,
+        // null returns the datasource to the server's default pool mode.
+        poolMode: body.pool_mode === undefined ? row.poolMode : body.pool_mode,
       }
-      const diff = diffFields(snapshot(row), snapshot(next))
+      // The pool mode is audited when it changes; the create entry keeps the contract's fields.
+      const diff = diffFields(
+        { ...snapshot(row), pool_mode: row.poolMode },
+        { ...snapshot(next), pool_mode: next.poolMode },
+      )
       const configChanged =
         JSON.stringify(settings) !== JSON.stringify(row.config) || secret !== row.secret
       if (!diff && !configChanged) {
@@ -276,6 +294,7 @@ export class DatasourcesService {
               isActive: next.isActive,
               statementTimeoutMs: next.statementTimeoutMs,
               poolSize: next.poolSize,
+              poolMode: next.poolMode,
               config: settings,
               secret,
               updatedBy: actorId,

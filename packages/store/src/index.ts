@@ -33,11 +33,13 @@ export type {
 } from './change-feed.js'
 export { type CreateStoreOptions, createStore, type Store } from './create-store.js'
 export { DATASOURCE_TYPES, DS_TYPES, type DsType } from './datasource-config.js'
-export type {
-  CreateDatasourceInput,
-  Datasource,
-  DatasourceConnection,
-  DatasourcesService,
+export {
+  type CreateDatasourceInput,
+  type Datasource,
+  type DatasourceConnection,
+  type DatasourcesService,
+  POOL_MODES,
+  type PoolMode,
 } from './datasources-service.js'
 export { isStoreUnreachable } from './db.js'
 export type {

@@ -61,6 +61,16 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_MAX_PENDING_PER_ADDRESS',
     help: 'the same per client address (200)',
   },
+  'pool-mode': {
+    type: 'string',
+    env: 'PALISADE_POOL_MODE',
+    help: 'session|transaction: how clients share upstream sessions where a datasource sets no pool_mode (session)',
+  },
+  'pool-wait-timeout': {
+    type: 'string',
+    env: 'PALISADE_POOL_WAIT_TIMEOUT_SECONDS',
+    help: 'seconds a client waits for a free upstream session before FATAL 53300 (30)',
+  },
   'idle-timeout': {
     type: 'string',
     env: 'PALISADE_IDLE_TIMEOUT_SECONDS',
@@ -124,6 +134,11 @@ function port(value: string | undefined, name: string): number | undefined {
   return n
 }
 
+function poolMode(value: string | undefined): 'session' | 'transaction' | undefined {
+  if (value === undefined || value === 'session' || value === 'transaction') return value
+  throw new Error('--pool-mode must be session or transaction')
+}
+
 const secondsToMs = (seconds: number | undefined) =>
   seconds === undefined ? undefined : seconds * 1000
 
@@ -167,6 +182,10 @@ export function serverConfigFromArgs(
       requireTls: pick(flags, env, 'tls-required') === 'true',
       maxConnections: count(pick(flags, env, 'max-connections'), '--max-connections', 1),
       idleTimeoutMs: secondsToMs(count(pick(flags, env, 'idle-timeout'), '--idle-timeout', 0)),
+      poolMode: poolMode(pick(flags, env, 'pool-mode')),
+      acquireTimeoutMs: secondsToMs(
+        count(pick(flags, env, 'pool-wait-timeout'), '--pool-wait-timeout', 1),
+      ),
       loginTimeoutMs: secondsToMs(count(pick(flags, env, 'login-timeout'), '--login-timeout', 0)),
       maxPendingConnections: count(
         pick(flags, env, 'max-pending-connections'),

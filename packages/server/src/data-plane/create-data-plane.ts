@@ -68,10 +68,11 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     workers: config.rewriteWorkers,
   })
   rewriter.start()
-  const upstreams = new UpstreamRegistry(
-    (id) => backend.upstreamConfig(id),
-    options.upstreamFactory ?? upstreamFactoryWithEvents(options.onUpstreamEvent),
-  )
+  const upstreams = new UpstreamRegistry(async (id) => {
+    const upstream = await backend.upstreamConfig(id)
+    if (upstream.kind !== 'postgres') return upstream
+    return { ...upstream, poolMode: upstream.poolMode ?? config.poolMode }
+  }, options.upstreamFactory ?? upstreamFactoryWithEvents(options.onUpstreamEvent))
   let listener: Listener
   try {
     listener = await startListener({

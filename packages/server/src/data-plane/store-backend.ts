@@ -62,6 +62,7 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
         sslrootcert: str(c, 'sslrootcert') ?? null,
         statementTimeoutMs: ds.statement_timeout_ms,
         poolSize: ds.pool_size,
+        poolMode: ds.pool_mode ?? undefined,
       }
     },
     audit(row: AuditRow) {

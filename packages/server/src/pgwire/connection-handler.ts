@@ -296,8 +296,11 @@ export class ConnectionHandler implements MessageHandler {
     try {
       const busy = this.#ctx?.relay.busy ?? false
       this.#ctx?.relay.abandon('the client disconnected before the answer was sent')
-      for (const name of this.#extended?.upstreamStatements ?? []) {
-        upstream.send(serialize.close({ type: 'S', name }))
+      // Statements shared by a transaction pool's clients stay on their backends.
+      if (!upstream.sharedStatements) {
+        for (const name of this.#extended?.upstreamStatements ?? []) {
+          upstream.send(serialize.close({ type: 'S', name }))
+        }
       }
       await upstream.release({ discard: busy })
     } catch (error) {

@@ -63,7 +63,9 @@ export class ExtendedProtocol {
 
   constructor(ctx: ConnectionContext) {
     this.#ctx = ctx
-    this.#upstream = new UpstreamStatements(`palisade_${ctx.id}_`)
+    this.#upstream = new UpstreamStatements(`palisade_${ctx.id}_`, {
+      byContent: ctx.relay.sharedStatements,
+    })
   }
 
   /** Names of the upstream statements still open (closed before the session is released). */
@@ -208,6 +210,7 @@ export class ExtendedProtocol {
         onDone: (error) => {
           if (!error) return
           this.#upstream.forget(name)
+          this.#ctx.relay.forgetStatement(name)
           onRefused(error)
         },
       },
@@ -428,6 +431,8 @@ export class ExtendedProtocol {
       this.#fail(stale)
       return
     }
+    // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
+    if (portal?.statement?.cursor?.hold) this.#ctx.relay.pin()
     this.#ctx.relay.send(bytes, {
       terminals: 'CIs',
       originalSql: portal?.originalSql,

@@ -92,6 +92,8 @@ export async function simpleQuery(
         continue
       }
     }
+    // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
+    if (statement.cursor?.hold) relay.pin()
     let upstreamError: string | undefined
     let answered = statement.kind === 'deallocate'
     const onError = (error: ScrubbedError | undefined) => {

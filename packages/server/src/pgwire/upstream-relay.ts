@@ -89,6 +89,21 @@ export class UpstreamRelay {
     this.#pending.push({ request, terminals: terminalCodes(request.terminals) })
   }
 
+  /** Whether upstream statements are shared by the pool's clients (transaction pooling). */
+  get sharedStatements(): boolean {
+    return this.#upstream.sharedStatements === true
+  }
+
+  /** The upstream refused or skipped the Parse of `name`. */
+  forgetStatement(name: string): void {
+    this.#upstream.forgetStatement?.(name)
+  }
+
+  /** Keeps the client on its upstream session (a WITH HOLD cursor outlives the transaction). */
+  pin(): void {
+    this.#upstream.pin?.()
+  }
+
   /** Asks the upstream to send what it has buffered (Flush); no answer of its own is due. */
   flush(): void {
     this.#upstream.send(serialize.flush())
@@ -149,7 +164,12 @@ export class UpstreamRelay {
       let frames: BackendFrame[]
       try {
         frames = await this.#upstream.read()
-      } catch {
+      } catch (error) {
+        // A pooled client that waited too long for a free upstream session hears why.
+        if (error instanceof WireError && error.fatal) {
+          this.abandon(error.message)
+          throw error
+        }
         this.abandon('upstream connection lost')
         throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
       }

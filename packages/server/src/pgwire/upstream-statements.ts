@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+
 /**
  * The prepared statements one connection keeps on its upstream session, shared by every client
  * statement with the same rewritten SQL and parameter types. A driver that sends the same query
@@ -13,9 +15,17 @@ export class UpstreamStatements {
   readonly #max: number
   #counter = 0
 
-  constructor(prefix: string, max = 256) {
+  /** Statements named after their content (shared by the clients of a transaction pool). */
+  readonly #byContent: boolean
+
+  /**
+   * `prefix` starts the names of this connection's statements; with `byContent`, names are a
+   * digest of the statement instead, equal for equal statements of any connection.
+   */
+  constructor(prefix: string, options: { max?: number; byContent?: boolean } = {}) {
     this.#prefix = prefix
-    this.#max = max
+    this.#max = options.max ?? 256
+    this.#byContent = options.byContent ?? false
   }
 
   /** The upstream statement for `sql` and `types`; `prepare` when a Parse must be sent for it. */
@@ -30,7 +40,9 @@ export class UpstreamStatements {
       this.#byKey.set(key, cached)
       return { name: cached, prepare: false }
     }
-    const name = `${this.#prefix}${++this.#counter}`
+    const name = this.#byContent
+      ? `palisade_${createHash('sha256').update(key).digest('base64url').slice(0, 32)}`
+      : `${this.#prefix}${++this.#counter}`
     this.#byKey.set(key, name)
     return { name, prepare: true }
   }

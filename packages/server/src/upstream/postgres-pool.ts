@@ -1,6 +1,7 @@
 import { WireError, WireSqlState } from '../pgwire/wire-error.js'
 import { connectPostgres } from './postgres-connect.js'
 import { PostgresSession } from './postgres-upstream.js'
+import { type BackendLender, TransactionSession } from './transaction-session.js'
 import { UnsafeUpstreamError } from './unsafe-casts.js'
 import type {
   PostgresUpstreamConfig,
@@ -15,12 +16,16 @@ interface Waiter {
   timer: NodeJS.Timeout
 }
 
+/** A transaction-pooled backend idle this long is checked for unsafe casts before reuse. */
+const RECHECK_AFTER_MS = 1000
+
 /**
- * A warm per-datasource pool of upstream sessions (session pooling: one upstream session is
- * bound to one client connection for the client's lifetime). Up to `poolSize` sessions exist;
- * a client that finds none free waits, and gets FATAL 53300 after `timeoutMs`.
+ * A warm per-datasource pool of upstream sessions. Up to `poolSize` sessions exist; a client
+ * that finds none free waits, and gets FATAL 53300 after `timeoutMs`. In `session` mode one
+ * upstream session is bound to one client connection for the client's lifetime; in
+ * `transaction` mode a client borrows one per transaction (transaction-session.ts).
  */
-export class PostgresPool implements UpstreamProvider {
+export class PostgresPool implements UpstreamProvider, BackendLender {
   readonly #config: PostgresUpstreamConfig
   readonly #idle: PostgresSession[] = []
   readonly #waiters: Waiter[] = []
@@ -29,6 +34,8 @@ export class PostgresPool implements UpstreamProvider {
   #closed = false
   /** Since when the upstream has been unreachable (undefined: it is up). */
   #downSince: number | undefined
+  /** What the upstream reported at start-up, for transaction-pooled clients. */
+  #parameters: ReadonlyMap<string, string> | undefined
 
   constructor(config: PostgresUpstreamConfig, onEvent?: (event: UpstreamEvent) => void) {
     this.#config = config
@@ -38,18 +45,60 @@ export class PostgresPool implements UpstreamProvider {
   /** Opens `count` sessions ahead of the first clients. */
   async warm(count = Math.min(2, this.#config.poolSize)): Promise<void> {
     const opened = await Promise.allSettled(
-      Array.from({ length: Math.max(0, count - this.#size) }, () => this.#open()),
+      Array.from({ length: Math.max(0, Math.min(count, this.#config.poolSize) - this.#size) }, () =>
+        this.#open(),
+      ),
     )
     for (const r of opened) if (r.status === 'fulfilled') this.#idle.push(r.value)
   }
 
+  get datasourceName(): string {
+    return this.#config.datasourceName
+  }
+
   async acquire(timeoutMs: number): Promise<UpstreamSession> {
+    if (this.#config.poolMode !== 'transaction') return this.#take(timeoutMs, true)
+    if (!this.#parameters || this.#downSince !== undefined) {
+      // The first client learns the server's parameters; while the upstream is down, new
+      // clients are refused at once, as in session mode.
+      this.giveBack(await this.#take(timeoutMs, false), false)
+    }
+    return new TransactionSession(this, this.#parameters ?? new Map(), timeoutMs)
+  }
+
+  /** A backend for one transaction of a transaction-pooled client. */
+  borrow(timeoutMs: number): Promise<PostgresSession> {
+    return this.#take(timeoutMs, false)
+  }
+
+  /**
+   * Takes a backend back from a transaction-pooled client. An idle one goes to the next client
+   * as it is (its statements and settings are tracked); `reset` cleans it first (the client
+   * left in a transaction, or pinned it).
+   */
+  giveBack(session: PostgresSession, reset: boolean): void {
+    if (reset || this.#closed || !session.alive || session.transactionStatus !== 'I') {
+      void this.#return(session)
+      return
+    }
+    session.idleSince = Date.now()
+    const waiter = this.#waiters.shift()
+    if (waiter) {
+      clearTimeout(waiter.timer)
+      waiter.resolve(session)
+    } else this.#idle.push(session)
+  }
+
+  /** An idle session (checked), a new one, or the next one given back. */
+  async #take(timeoutMs: number, verify: boolean): Promise<PostgresSession> {
     if (this.#closed)
       throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
     for (;;) {
       const idle = this.#idle.pop()
       if (!idle) break
-      if (idle.alive && (await idle.verify())) return idle
+      // Transaction pooling checks a session after a pause, not before every transaction.
+      const recent = !verify && Date.now() - idle.idleSince < RECHECK_AFTER_MS
+      if (idle.alive && idle.quiet && (recent || (await idle.verify()))) return idle
       idle.destroy()
       this.#size--
     }
@@ -60,10 +109,13 @@ export class PostgresPool implements UpstreamProvider {
         reject,
         timer: setTimeout(() => {
           this.#waiters.splice(this.#waiters.indexOf(waiter), 1)
+          const name = this.#config.datasourceName
           reject(
             WireError.fatal(
               WireSqlState.TooManyConnections,
-              `too many connections for datasource "${this.#config.datasourceName}"`,
+              verify
+                ? `too many connections for datasource "${name}"`
+                : `no upstream session of datasource "${name}" became free within ${timeoutMs / 1000} s`,
             ),
           )
         }, timeoutMs),
@@ -76,6 +128,7 @@ export class PostgresPool implements UpstreamProvider {
     this.#size++
     try {
       const backend = await connectPostgres(this.#config)
+      this.#parameters ??= backend.parameters
       this.#up()
       return new PostgresSession(backend, this.#config, (s) => void this.#return(s))
     } catch (error) {

@@ -7,6 +7,14 @@ import type { BackendFrame, PostgresUpstreamConfig, UpstreamSession } from './up
 
 const Z = 'Z'.charCodeAt(0)
 
+/** What a transaction-pooled backend keeps between clients (transaction-session.ts). */
+export interface SharedBackendState {
+  /** Upstream statement names prepared on it; iteration order is least recently used first. */
+  readonly statements: Set<string>
+  /** Settings a client changed on it: name → value (absent: the connection's default). */
+  readonly settings: Map<string, string>
+}
+
 /**
  * Reading from the upstream pauses once this much of its answer waits unread: a client that
  * reads a large result slowly holds this much in the proxy, and PostgreSQL waits for the rest.
@@ -28,6 +36,13 @@ export class PostgresSession implements UpstreamSession {
   #outgoing: Uint8Array[] = []
   #alive = true
   #status = 'I'
+  /**
+   * Transaction pooling: what this backend holds for whichever client runs on it next (the
+   * statements prepared on it, least recently used first, and the settings clients left).
+   */
+  readonly shared: SharedBackendState = { statements: new Set(), settings: new Map() }
+  /** When the session last went back to its pool (transaction pooling checks it after a pause). */
+  idleSince = 0
 
   constructor(
     backend: PostgresBackend,
@@ -56,6 +71,14 @@ export class PostgresSession implements UpstreamSession {
 
   get alive(): boolean {
     return this.#alive
+  }
+
+  /**
+   * Whether nothing arrived unasked while the session sat idle: a backend ended by the server
+   * (an administrator's terminate, a shutdown) leaves its FATAL here before the socket closes.
+   */
+  get quiet(): boolean {
+    return this.#queue.bufferedBytes === 0
   }
 
   /** Transaction status of the last ReadyForQuery. */
@@ -138,6 +161,8 @@ export class PostgresSession implements UpstreamSession {
           else if (ready === 1 && f.code === 'E'.charCodeAt(0)) failed = true
         }
       }
+      this.shared.statements.clear()
+      this.shared.settings.clear()
       return !failed && this.#status === 'I'
     } catch {
       this.#lose(new Error('upstream did not answer the reset'))

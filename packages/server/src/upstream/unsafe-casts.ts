@@ -20,12 +20,16 @@ export const UNSAFE_CASTS_QUERY = `SELECT pg_catalog.string_agg(
 /** A statement that fails (division by zero) when an unsafe cast exists: for session resets. */
 export const UNSAFE_CASTS_ASSERTION = `SELECT 1 / (NOT EXISTS (${UNSAFE}))::pg_catalog.int4`
 
-/** Raised when the upstream defines unsafe casts; the message names no object. */
+/** What a client hears when the upstream defines unsafe casts; it names no object. */
+export const UNSAFE_UPSTREAM_MESSAGE =
+  'upstream refused: it defines casts between built-in types through non-system functions'
+
+/** Raised when the upstream defines unsafe casts. */
 export class UnsafeUpstreamError extends Error {
   readonly casts: string
 
   constructor(casts: string) {
-    super('upstream refused: it defines casts between built-in types through non-system functions')
+    super(UNSAFE_UPSTREAM_MESSAGE)
     this.casts = casts
   }
 }

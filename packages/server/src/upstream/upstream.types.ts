@@ -23,6 +23,15 @@ export interface UpstreamSession {
   /** Asks the upstream to cancel the statement in progress (CancelRequest). */
   cancel(): Promise<void>
   /**
+   * True when upstream statements are shared by every client of the pool (transaction pooling):
+   * they are then named after their content, so equal statements are prepared once per backend.
+   */
+  readonly sharedStatements?: boolean
+  /** The upstream refused, or skipped, the Parse of statement `name`: it does not exist. */
+  forgetStatement?(name: string): void
+  /** Keeps this client on its current upstream session until it disconnects (WITH HOLD cursor). */
+  pin?(): void
+  /**
    * Returns the session to its pool, cleaned (rolled back, cursors and statements dropped,
    * presentation settings reset). `discard` closes it instead when its state is unknown (the
    * client left in the middle of a statement), where the upstream allows that.
@@ -55,6 +64,11 @@ export interface PostgresUpstreamConfig {
   sslrootcert?: string | null | undefined
   statementTimeoutMs: number
   poolSize: number
+  /**
+   * `session`: a client holds one upstream session for its whole connection. `transaction`: only
+   * for one transaction (docs/pgwire.md); the datasource's value, else the server's default.
+   */
+  poolMode?: 'session' | 'transaction' | undefined
 }
 
 /** An embedded PGlite upstream (demo and tests). */

@@ -38,6 +38,21 @@ describe('palisade serve configuration', () => {
     expect(() => serverConfigFromArgs({ 'log-level': 'loud' }, {})).toThrow('log level')
   })
 
+  it('reads the default pool mode and the pool wait, and rejects bad ones', () => {
+    const config = serverConfigFromArgs(
+      { 'log-level': 'silent', 'pool-wait-timeout': '5' },
+      { PALISADE_POOL_MODE: 'transaction' },
+    )
+    expect(config.dataPlane?.poolMode).toBe('transaction')
+    expect(config.dataPlane?.acquireTimeoutMs).toBe(5000)
+    expect(() => serverConfigFromArgs({ 'pool-mode': 'statement' }, {})).toThrow(
+      '--pool-mode must be session or transaction',
+    )
+    expect(() => serverConfigFromArgs({ 'pool-wait-timeout': '-1' }, {})).toThrow(
+      '--pool-wait-timeout must be an integer of at least 1',
+    )
+  })
+
   it('lists every command in the help text', () => {
     for (const word of ['serve', 'migrate', 'demo', '--data-dir', 'DATABASE_URL']) {
       expect(helpText()).toContain(word)

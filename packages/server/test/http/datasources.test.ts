@@ -69,6 +69,46 @@ describe('datasources', () => {
     expect((await ctx.call('GET', `/api/v1/datasources/${ds.id}`)).status).toBe(404)
   })
 
+  it('sets, validates, audits and clears the pool mode', async () => {
+    const created = await ctx.json('POST', '/api/v1/datasources', {
+      body: {
+        name: unique('pg'),
+        ds_type: 'postgres',
+        config: { host: 'db', database: 'app', username: 'u' },
+      },
+    })
+    expect(created.status).toBe(201)
+    expect(created.body.pool_mode).toBeNull()
+    const id = created.body.id as string
+    const set = await ctx.json('PATCH', `/api/v1/datasources/${id}`, {
+      body: { pool_mode: 'transaction' },
+    })
+    expect(set.body.pool_mode).toBe('transaction')
+    const bad = await ctx.json('PATCH', `/api/v1/datasources/${id}`, {
+      body: { pool_mode: 'statement' },
+    })
+    expect(bad.status).toBe(422)
+    expect(bad.body.error.details).toEqual([
+      expect.objectContaining({
+        field: 'pool_mode',
+        message: 'pool_mode expected session or transaction',
+      }),
+    ])
+    const audit = await ctx.json('GET', `/api/v1/audit/admin?resource_id=${id}`)
+    const update = audit.body.data.find((e: { action: string }) => e.action === 'update')
+    const changes = typeof update.changes === 'string' ? JSON.parse(update.changes) : update.changes
+    expect(changes).toEqual({
+      before: { pool_mode: null },
+      after: { pool_mode: 'transaction' },
+    })
+    const cleared = await ctx.json('PATCH', `/api/v1/datasources/${id}`, {
+      body: { pool_mode: null },
+    })
+    expect(cleared.body.pool_mode).toBeNull()
+    const openapi = await ctx.json('GET', '/api/v1/openapi.json')
+    expect(JSON.stringify(openapi.body)).toContain('"transaction"')
+  })
+
   it('tests a datasource connection and reports the failure as 200', async () => {
     const ds = await ctx.store.datasources.create(
       {

@@ -24,6 +24,8 @@ export const datasources = pgTable('datasources', {
   isActive: boolean('is_active').notNull().default(true),
   statementTimeoutMs: integer('statement_timeout_ms').notNull().default(0),
   poolSize: integer('pool_size').notNull().default(10),
+  /** `session` or `transaction`; null follows the server's default pool mode. */
+  poolMode: text('pool_mode'),
   lastSyncAt: ts('last_sync_at'),
   lastSyncResult: jsonb('last_sync_result'),
   /** Bumped with every catalog, relationship or anchor change; keys the session-context cache. */

@@ -1,4 +1,4 @@
-import { DS_TYPES } from '@palisade/store'
+import { DS_TYPES, POOL_MODES } from '@palisade/store'
 import * as v from 'valibot'
 import { pageQuery } from '../pagination.js'
 import { intRange, jsonObject, optionalBoolean, search, text } from './common.js'
@@ -17,6 +17,8 @@ const dsFields = {
   is_active: optionalBoolean,
   statement_timeout_ms: v.nullish(intRange(0, 86_400_000)),
   pool_size: v.nullish(intRange(1, 200)),
+  /** null: the server's default pool mode (`--pool-mode`). */
+  pool_mode: v.nullish(v.picklist(POOL_MODES, 'expected session or transaction')),
 }
 
 /** Body of `POST /datasources`. */

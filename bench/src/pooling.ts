@@ -1,0 +1,169 @@
+/**
+ * bench/pooling: many clients on a few upstream sessions. pgbench (the field's load tool) runs a
+ * point query by primary key on a 10k-row table against pgbouncer in transaction mode (the query
+ * with its tenant condition written by hand) and against Palisade with `pool_mode` transaction (a
+ * user with a row filter and a mask: Palisade adds the condition), each with the same number of
+ * upstream sessions, taking turns in one run. Needs PALISADE_TEST_PG_URL and pgbench; pgbouncer
+ * when installed. pgbouncer 1.18 cannot run prepared statements in transaction mode: its cell
+ * says so. Palisade's RSS is read while its clients are connected.
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startPgbouncer } from './pgbouncer.js'
+import { startProxyProcess } from './proxy-child.js'
+import { PASSWORD } from './proxy-fixture.js'
+import { createScratchDatabase } from './scratch-database.js'
+import { fmt, printTable } from './stats.js'
+
+const pgUrl = process.env['PALISADE_TEST_PG_URL']
+/** Seconds of each pgbench run. */
+const SECONDS = Number(process.env['BENCH_POOLING_SECONDS'] ?? 5)
+const CLIENTS = (process.env['BENCH_POOLING_CLIENTS'] ?? '200,1000').split(',').map(Number)
+const POOLS = (process.env['BENCH_POOLING_SIZES'] ?? '10,20').split(',').map(Number)
+const MODES = ['simple', 'extended', 'prepared'] as const
+
+interface PgbenchResult {
+  tps: number
+  failed: number
+  ok: boolean
+  note: string
+}
+
+/** Runs pgbench with `script` against 127.0.0.1:`port` and reads tps and failures from its report. */
+async function pgbench(
+  port: number,
+  user: string,
+  database: string,
+  script: string,
+  clients: number,
+  mode: string,
+): Promise<PgbenchResult> {
+  // 1,000 clients need more descriptors than the usual 1,024.
+  const command = [
+    'ulimit -n 65536 2>/dev/null || true;',
+    `exec pgbench -n -h 127.0.0.1 -p ${port} -U ${user} -c ${clients} -j 2 -T ${SECONDS}`,
+    `-M ${mode} -f ${script} ${database}`,
+  ].join(' ')
+  const child = spawn('bash', ['-c', command], {
+    env: { ...process.env, PGPASSWORD: PASSWORD, PGSSLMODE: 'disable' },
+  })
+  let out = ''
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString()
+  })
+  child.stderr.on('data', (d: Buffer) => {
+    out += d.toString()
+  })
+  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)))
+  const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1] ?? NaN)
+  const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)
+  const note = /(?:ERROR|FATAL|error):?\s*([^\n]*)/i.exec(out)?.[1]?.slice(0, 80) ?? ''
+  return { tps, failed, ok: code === 0 && Number.isFinite(tps), note }
+}
+
+export async function run(): Promise<void> {
+  if (!pgUrl) {
+    console.log('bench/pooling needs PALISADE_TEST_PG_URL (a PostgreSQL server); skipped.\n')
+    return
+  }
+  const scratch = await createScratchDatabase(pgUrl)
+  const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-pooling-'))
+  // Palisade adds the tenant condition; pgbouncer's clients write it themselves.
+  const proxyScript = join(dir, 'proxy.sql')
+  const directScript = join(dir, 'direct.sql')
+  writeFileSync(
+    proxyScript,
+    '\\set id random(1, 10000)\nSELECT id, amount FROM orders WHERE id = :id;\n',
+  )
+  writeFileSync(
+    directScript,
+    '\\set id random(1, 10000)\nSELECT id, amount FROM orders WHERE id = :id AND tenant = 3;\n',
+  )
+  const upstream = scratch.upstream
+  const rows: string[][] = []
+  try {
+    for (const size of POOLS) {
+      const proxy = await startProxyProcess({
+        ...upstream,
+        poolSize: size,
+        poolMode: 'transaction',
+      })
+      const bouncer = await startPgbouncer(
+        {
+          host: String(upstream['host']),
+          port: Number(upstream['port']),
+          database: scratch.name,
+          user: String(upstream['user']),
+        },
+        { mode: 'transaction', size, maxClients: 2000 },
+      )
+      try {
+        for (const clients of CLIENTS) {
+          for (const mode of MODES) {
+            const viaBouncer = bouncer
+              ? await pgbench(
+                  bouncer.port,
+                  String(upstream['user']),
+                  scratch.name,
+                  directScript,
+                  clients,
+                  mode,
+                )
+              : undefined
+            let rss = 0
+            const sampling = setInterval(() => {
+              proxy.currentRss().then(
+                (r) => {
+                  rss = Math.max(rss, r)
+                },
+                () => {},
+              )
+            }, 1000)
+            const viaProxy = await pgbench(proxy.port, 'alice', 'bench', proxyScript, clients, mode)
+            clearInterval(sampling)
+            const bouncerCell = !bouncer
+              ? 'not installed'
+              : viaBouncer?.ok
+                ? `${fmt(viaBouncer.tps, 0)} (${viaBouncer.failed} failed)`
+                : `cannot run${viaBouncer?.note ? `: ${viaBouncer.note}` : ''}`
+            const proxyCell = viaProxy.ok
+              ? `${fmt(viaProxy.tps, 0)} (${viaProxy.failed} failed)`
+              : `failed: ${viaProxy.note}`
+            const ratio =
+              viaBouncer?.ok && viaProxy.ok ? fmt(viaProxy.tps / viaBouncer.tps, 2) : '-'
+            rows.push([
+              String(clients),
+              String(size),
+              mode,
+              bouncerCell,
+              proxyCell,
+              ratio,
+              `${fmt(rss / 1024 / 1024, 0)} MB`,
+            ])
+          }
+        }
+      } finally {
+        await bouncer?.stop()
+        await proxy.stop()
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+    await scratch.drop()
+  }
+  printTable(
+    `pgbench point query, transaction pooling, ${SECONDS} s per cell (tps; Palisade as a user with a row filter and a mask)`,
+    [
+      'clients',
+      'upstream sessions',
+      'pgbench -M',
+      'pgbouncer 1.18, transaction mode',
+      'Palisade, pool_mode transaction',
+      'Palisade / pgbouncer',
+      'Palisade RSS',
+    ],
+    rows,
+  )
+}
