@@ -22,7 +22,7 @@ const pgUrl = process.env['PALISADE_TEST_PG_URL']
 const SECONDS = Number(process.env['BENCH_POOLING_SECONDS'] ?? 5)
 const CLIENTS = (process.env['BENCH_POOLING_CLIENTS'] ?? '200,1000').split(',').map(Number)
 const POOLS = (process.env['BENCH_POOLING_SIZES'] ?? '10,20').split(',').map(Number)
-const MODES = ['simple', 'extended', 'prepared'] as const
+const MODES = (process.env['BENCH_POOLING_MODES'] ?? 'simple,extended,prepared').split(',')
 
 interface PgbenchResult {
   tps: number
@@ -121,7 +121,9 @@ export async function run(): Promise<void> {
                 () => {},
               )
             }, 1000)
+            const cpuBefore = await proxy.cpuMicros()
             const viaProxy = await pgbench(proxy.port, 'alice', 'bench', proxyScript, clients, mode)
+            const cpu = (await proxy.cpuMicros()) - cpuBefore
             clearInterval(sampling)
             const bouncerCell = !bouncer
               ? 'not installed'
@@ -140,6 +142,7 @@ export async function run(): Promise<void> {
               bouncerCell,
               proxyCell,
               ratio,
+              viaProxy.ok ? fmt(cpu / (viaProxy.tps * SECONDS), 0) : '-',
               `${fmt(rss / 1024 / 1024, 0)} MB`,
             ])
           }
@@ -162,6 +165,7 @@ export async function run(): Promise<void> {
       'pgbouncer 1.18, transaction mode',
       'Palisade, pool_mode transaction',
       'Palisade / pgbouncer',
+      'Palisade CPU µs per transaction',
       'Palisade RSS',
     ],
     rows,

@@ -11,6 +11,7 @@ import type { AstNode, Pg } from './ast/node.js'
 import { parseSql } from './ast/parse.js'
 import { buildDecisionContext, decisionRecord, resolveDecision } from './decision/index.js'
 import { UndefinedTableError, withStackDepth } from './errors.js'
+import { cutLiterals, fillTemplate, type TextTemplate, textTemplate } from './literal-template.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
 import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
 import type { DecisionLogSink } from './session/compile-session.js'
@@ -47,15 +48,127 @@ export function rewrite(
 ): RewriteResult {
   const hit = cachedRewrite(sql, session)
   if (hit) return hit
+  const templated = session.hasQueryDecisions ? undefined : rewriteByTemplate(sql, session, options)
+  // A statement served by its template is not kept by its text: distinct literals would fill
+  // the cache with one-off results (memory and garbage collection for nothing).
+  if (templated) return templated
+  const result = rewriteUncached(sql, session, options)
+  rememberRewrite(sql, session, result)
+  return result
+}
+
+function rewriteUncached(
+  sql: string,
+  session: CompiledSession,
+  options: RewriteOptions,
+): RewriteResult {
   let statements: RewrittenStatement[]
   try {
     statements = parseSql(sql).map((p) => rewriteStatement(p.stmt, p.text, session, options))
   } catch (error) {
     throw withStackDepth(error)
   }
-  const result: RewriteResult = Object.freeze({ statements: Object.freeze(statements) })
-  rememberRewrite(sql, session, result)
-  return result
+  return Object.freeze({ statements: Object.freeze(statements) })
+}
+
+/** A rewritten statement with its texts as templates (literal-template.ts). */
+interface StatementTemplate {
+  readonly statement: RewrittenStatement
+  readonly sql: TextTemplate
+  readonly originalSql: TextTemplate
+}
+
+/**
+ * The rewrite of `sql` through the template of its shape: made (and checked) by the first
+ * statement of that shape, filled with the literals of each later one. Undefined when the
+ * statement has no template.
+ */
+function rewriteByTemplate(
+  sql: string,
+  session: CompiledSession,
+  options: RewriteOptions,
+): RewriteResult | undefined {
+  const cut = sql.length <= 16_384 ? cutLiterals(sql) : undefined
+  if (!cut) return undefined
+  const key = cut.key
+  const known = session.templateCache.get(key) as readonly StatementTemplate[] | null | undefined
+  if (known) return fillStatements(known, cut.literals)
+  if (known === null) return undefined
+  let direct: RewriteResult
+  try {
+    direct = rewriteUncached(sql, session, options)
+  } catch (error) {
+    session.templateCache.set(key, null)
+    throw error
+  }
+  const templates = templatesOf(cut.key, cut.literals.length, session, options)
+  const same =
+    templates !== undefined &&
+    sameStatements(fillStatements(templates, cut.literals).statements, direct.statements)
+  session.templateCache.set(key, same ? templates : null)
+  rememberRewrite(sql, session, direct)
+  return direct
+}
+
+/** Templates of the statements of `key`, if every one is a SELECT whose texts can be read. */
+function templatesOf(
+  key: string,
+  count: number,
+  session: CompiledSession,
+  options: RewriteOptions,
+): StatementTemplate[] | undefined {
+  let keyed: RewriteResult
+  try {
+    keyed = rewriteUncached(key, session, options)
+  } catch {
+    return undefined
+  }
+  const templates: StatementTemplate[] = []
+  for (const statement of keyed.statements) {
+    if (statement.kind !== StatementKind.Select) return undefined
+    const sql = textTemplate(statement.sql, count)
+    const originalSql = textTemplate(statement.originalSql, count)
+    if (!sql || !originalSql) return undefined
+    templates.push({ statement, sql, originalSql })
+  }
+  return templates
+}
+
+function fillStatements(
+  templates: readonly StatementTemplate[],
+  literals: readonly string[],
+): RewriteResult {
+  const statements = templates.map(({ statement, sql, originalSql }) => ({
+    kind: statement.kind,
+    statementType: statement.statementType,
+    originalSql: fillTemplate(originalSql, literals),
+    sql: fillTemplate(sql, literals),
+    policiesApplied: statement.policiesApplied,
+    facts: statement.facts,
+  }))
+  return Object.freeze({ statements: Object.freeze(statements) })
+}
+
+/** Whether a filled template says exactly what the statement's own rewrite says. */
+function sameStatements(
+  filled: readonly RewrittenStatement[],
+  direct: readonly RewrittenStatement[],
+): boolean {
+  return (
+    filled.length === direct.length &&
+    filled.every((f, i) => {
+      const d = direct[i] as RewrittenStatement
+      return (
+        f.kind === d.kind &&
+        f.statementType === d.statementType &&
+        f.originalSql === d.originalSql &&
+        f.sql === d.sql &&
+        d.cursor === undefined &&
+        d.setting === undefined &&
+        JSON.stringify(f.policiesApplied) === JSON.stringify(d.policiesApplied)
+      )
+    })
+  )
 }
 
 /** @internal The session's cached rewrite of exactly this text, if any. */

@@ -15,6 +15,8 @@ export interface DataPlaneConfig {
   acquireTimeoutMs: number
   /** Pool mode of PostgreSQL datasources that set none (default `session`; docs/pgwire.md). */
   poolMode: 'session' | 'transaction'
+  /** Opening an upstream session may take this long (default 10 s), then FATAL 08006. */
+  upstreamConnectTimeoutMs: number
   /** Authenticated sessions allowed at once (default 1000); more get FATAL 53300. */
   maxConnections: number
   /** Start-up, TLS and authentication must finish within this long (default 10 s; 0: none). */
@@ -44,6 +46,7 @@ export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   requireTls: false,
   acquireTimeoutMs: 30_000,
   poolMode: 'session',
+  upstreamConnectTimeoutMs: 10_000,
   maxConnections: 1000,
   loginTimeoutMs: 10_000,
   maxPendingConnections: 1000,

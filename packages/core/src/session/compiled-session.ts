@@ -61,6 +61,11 @@ export class CompiledSession {
   readonly bindEnvironment: BindEnvironment
   /** @internal (epoch-scoped) SQL text → rewrite result. */
   readonly rewriteCache = new BoundedCache<string, object>(512)
+  /**
+   * @internal (epoch-scoped) Template key → rewrite template, or null when the shape is never
+   * templated (literal-template.ts). Apart from the texts, so one-off statements cannot evict them.
+   */
+  readonly templateCache = new BoundedCache<string, object | null>(256)
   /** @internal The literals that replace current_user, current_database() and current_schema. */
   readonly identity: { readonly user: AstNode; readonly catalog: AstNode; readonly schema: AstNode }
   /** @internal Virtualized catalog views, built and deparsed once per session. */

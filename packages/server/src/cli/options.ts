@@ -71,6 +71,11 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_POOL_WAIT_TIMEOUT_SECONDS',
     help: 'seconds a client waits for a free upstream session before FATAL 53300 (30)',
   },
+  'upstream-connect-timeout': {
+    type: 'string',
+    env: 'PALISADE_UPSTREAM_CONNECT_TIMEOUT_SECONDS',
+    help: 'seconds opening an upstream session may take before FATAL 08006 (10)',
+  },
   'idle-timeout': {
     type: 'string',
     env: 'PALISADE_IDLE_TIMEOUT_SECONDS',
@@ -183,6 +188,9 @@ export function serverConfigFromArgs(
       maxConnections: count(pick(flags, env, 'max-connections'), '--max-connections', 1),
       idleTimeoutMs: secondsToMs(count(pick(flags, env, 'idle-timeout'), '--idle-timeout', 0)),
       poolMode: poolMode(pick(flags, env, 'pool-mode')),
+      upstreamConnectTimeoutMs: secondsToMs(
+        count(pick(flags, env, 'upstream-connect-timeout'), '--upstream-connect-timeout', 1),
+      ),
       acquireTimeoutMs: secondsToMs(
         count(pick(flags, env, 'pool-wait-timeout'), '--pool-wait-timeout', 1),
       ),

@@ -71,7 +71,11 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
   const upstreams = new UpstreamRegistry(async (id) => {
     const upstream = await backend.upstreamConfig(id)
     if (upstream.kind !== 'postgres') return upstream
-    return { ...upstream, poolMode: upstream.poolMode ?? config.poolMode }
+    return {
+      ...upstream,
+      poolMode: upstream.poolMode ?? config.poolMode,
+      connectTimeoutMs: upstream.connectTimeoutMs ?? config.upstreamConnectTimeoutMs,
+    }
   }, options.upstreamFactory ?? upstreamFactoryWithEvents(options.onUpstreamEvent))
   let listener: Listener
   try {

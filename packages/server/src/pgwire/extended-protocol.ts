@@ -23,6 +23,8 @@ const NEEDS_SESSION = new Set<number>([Frontend.Parse, Frontend.Bind, Frontend.D
 const SYNC = serialize.sync()
 /** A parameter reference: such SQL is never turned into a prepared statement. */
 const PARAMETER = /\$\d/
+/** Simple-protocol statements remembered to find the repeated ones. */
+const SEEN_ONCE_MAX = 256
 /** Shared by every Parse without parameter types (never modified). */
 const NO_TYPES: number[] = []
 
@@ -57,8 +59,8 @@ export class ExtendedProtocol {
   readonly #statements = new Map<string, Prepared>()
   readonly #portals = new Map<string, Portal>()
   readonly #upstream: UpstreamStatements
-  /** Simple-protocol statements seen once (the rewrite cache hands out the same object). */
-  readonly #seenOnce = new WeakSet<RewrittenStatement>()
+  /** Rewritten SQL of recent simple-protocol SELECTs: the second time, one is prepared. */
+  readonly #seenOnce = new Set<string>()
   #skipping = false
 
   constructor(ctx: ConnectionContext) {
@@ -235,8 +237,12 @@ export class ExtendedProtocol {
     onDone: (error: ScrubbedError | undefined) => void,
   ): boolean {
     if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
-    if (!this.#seenOnce.has(statement)) {
-      this.#seenOnce.add(statement)
+    if (!this.#seenOnce.has(statement.sql)) {
+      this.#seenOnce.add(statement.sql)
+      // Bounded: one-off statements (distinct literals) come and go.
+      if (this.#seenOnce.size > SEEN_ONCE_MAX) {
+        this.#seenOnce.delete(this.#seenOnce.values().next().value as string)
+      }
       return false
     }
     const prepared: Prepared = {

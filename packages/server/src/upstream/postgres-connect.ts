@@ -16,9 +16,19 @@ export interface PostgresBackend {
   secretKey: number
 }
 
-/** Opens a TCP (optionally TLS) socket to the upstream, honouring `sslmode`. */
-export async function openSocket(config: PostgresUpstreamConfig): Promise<Socket> {
+/** How long opening an upstream session may take when the datasource does not say. */
+export const DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS = 10_000
+
+/**
+ * Opens a TCP (optionally TLS) socket to the upstream, honouring `sslmode`. `signal` aborts the
+ * attempt (the socket is destroyed, the promise rejects).
+ */
+export async function openSocket(
+  config: PostgresUpstreamConfig,
+  signal?: AbortSignal,
+): Promise<Socket> {
   const socket = netConnect({ host: config.host, port: config.port })
+  signal?.addEventListener('abort', () => socket.destroy(timedOut()), { once: true })
   socket.setNoDelay(true)
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve)
@@ -45,6 +55,7 @@ export async function openSocket(config: PostgresUpstreamConfig): Promise<Socket
     // verify-ca checks the chain but not the host name, as libpq does.
     checkServerIdentity: mode === 'verify-full' ? undefined : () => undefined,
   })
+  signal?.addEventListener('abort', () => secure.destroy(timedOut()), { once: true })
   await new Promise<void>((resolve, reject) => {
     secure.once('secureConnect', resolve)
     secure.once('error', reject)
@@ -59,7 +70,28 @@ export async function openSocket(config: PostgresUpstreamConfig): Promise<Socket
  * by default, set in the startup packet so that `RESET` falls back to them too.
  */
 export async function connectPostgres(config: PostgresUpstreamConfig): Promise<PostgresBackend> {
-  const socket = await openSocket(config)
+  // Every attempt ends within the connect timeout: a hung server or network is a clean failure.
+  const deadline = new AbortController()
+  const timer = setTimeout(
+    () => deadline.abort(),
+    config.connectTimeoutMs ?? DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS,
+  )
+  try {
+    return await startSession(config, deadline.signal)
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function timedOut(): Error {
+  return Object.assign(new Error('upstream connect timeout'), { code: 'ETIMEDOUT' })
+}
+
+async function startSession(
+  config: PostgresUpstreamConfig,
+  signal: AbortSignal,
+): Promise<PostgresBackend> {
+  const socket = await openSocket(config, signal)
   const timeout = Math.max(0, Math.trunc(config.statementTimeoutMs))
   socket.write(
     serialize.startup({
@@ -159,6 +191,7 @@ export async function connectPostgres(config: PostgresUpstreamConfig): Promise<P
     socket.on('data', onData)
     socket.on('error', fail)
     socket.on('close', onClose)
+    signal.addEventListener('abort', () => fail(timedOut()), { once: true })
   })
   return { socket, parameters, processId, secretKey }
 }

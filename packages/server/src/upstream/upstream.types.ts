@@ -64,6 +64,8 @@ export interface PostgresUpstreamConfig {
   sslrootcert?: string | null | undefined
   statementTimeoutMs: number
   poolSize: number
+  /** Opening one upstream session (TCP, TLS, authentication) may take this long (default 10 s). */
+  connectTimeoutMs?: number | undefined
   /**
    * `session`: a client holds one upstream session for its whole connection. `transaction`: only
    * for one transaction (docs/pgwire.md); the datasource's value, else the server's default.
