@@ -173,8 +173,8 @@ export function runRobustnessCases(name: string, makeHarness: MakeHarness): void
 }
 
 /** PostgreSQL tier only: the upstream goes away and comes back while clients are connected. */
-export function runUpstreamRestartCase(makeHarness: MakeHarness): void {
-  describe('an upstream that goes away and comes back', () => {
+export function runUpstreamRestartCase(makeHarness: MakeHarness, name = 'PostgreSQL'): void {
+  describe(`an upstream that goes away and comes back, over ${name}`, () => {
     it('fails the connected clients with 08006, keeps the proxy up and serves new clients', async () => {
       const events: { event: string; datasource: string }[] = []
       const h = await makeHarness({

@@ -6,6 +6,7 @@ if (process.env['PALISADE_TEST_PG_URL']) {
   runRobustnessCases('PostgreSQL', postgresHarness)
   runRobustnessCases('PostgreSQL, transaction pooling', transactionPoolHarness)
   runUpstreamRestartCase(postgresHarness)
+  runUpstreamRestartCase(transactionPoolHarness, 'PostgreSQL, transaction pooling')
 } else {
   describe.skip('robustness over PostgreSQL (set PALISADE_TEST_PG_URL to run)', () => {})
 }
