@@ -73,6 +73,9 @@ const plane = await createDataPlane({
   port: 0,
   log: () => {},
   maxConnections: 100_000,
+  // The load generator opens every client from one address at once.
+  maxPendingConnections: 100_000,
+  maxPendingPerAddress: 100_000,
 })
 const report = async (settle: boolean) => {
   const { user, system } = process.cpuUsage()

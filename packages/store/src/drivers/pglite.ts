@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
@@ -12,13 +14,28 @@ export interface PgliteDriverOptions {
   loadDataDir?: Blob | File | undefined
 }
 
-/** Opens embedded PGlite. It is single-writer: transactions are serialized by PGlite itself. */
-export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
+async function startPglite(options: PgliteDriverOptions): Promise<PGlite> {
   const client = new PGlite({
+    // PGlite touches its whole buffer cache at start-up: 128 MB (the default) would be most of
+    // the server's memory. The store's working set (policies, users, recent audit pages) fits
+    // in far less; older audit pages come from the operating system's file cache.
+    postgresqlconf: ['shared_buffers=16MB'],
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
   })
   await client.waitReady
+  return client
+}
+
+/** Opens embedded PGlite. It is single-writer: transactions are serialized by PGlite itself. */
+export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
+  const { dataDir } = options
+  if (dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) {
+    // Creating a cluster grows PGlite's memory by a few hundred MB that it never gives back:
+    // create it with a first instance, then serve from a second one that only opens it.
+    await (await startPglite(options)).close()
+  }
+  const client = await startPglite(options)
   const db = drizzle(client, { schema }) as unknown as Db
   return {
     kind: 'pglite',
