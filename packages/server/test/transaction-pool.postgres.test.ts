@@ -7,8 +7,9 @@
 import type pg from 'pg'
 import { serialize } from 'pg-protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createDataPlane, type DataPlaneBackend } from '../src/index.js'
 import { failure } from './fixtures/failure.js'
-import { type Harness, transactionPoolHarness } from './fixtures/harness.js'
+import { type Harness, postgresHarness, transactionPoolHarness } from './fixtures/harness.js'
 import { errorCode, rawExchange } from './fixtures/raw-socket.js'
 import { WireClient } from './fixtures/wire-client.js'
 
@@ -231,6 +232,31 @@ describe.skipIf(!url)('transaction pooling over PostgreSQL', () => {
     expect(await running).toMatchObject({ code: '57014' })
     expect((await carol.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 4 }])
     expect((await alice.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 2 }])
+  })
+
+  it('follows PALISADE_POOL_MODE for a datasource that sets no pool mode', async () => {
+    const before = process.env['PALISADE_POOL_MODE']
+    process.env['PALISADE_POOL_MODE'] = 'transaction'
+    try {
+      // One upstream session: under session pooling the second client could not connect.
+      const one = await postgresHarness({ poolSize: 1, plane: { acquireTimeoutMs: 300 } })
+      try {
+        expect(one.poolMode).toBe('transaction')
+        const clients = [await one.connect('alice'), await one.connect('carol')]
+        for (const client of clients) {
+          expect((await client.query('SELECT count(*)::int AS n FROM orders')).rows).toHaveLength(1)
+        }
+      } finally {
+        await one.close()
+      }
+      process.env['PALISADE_POOL_MODE'] = 'statement'
+      await expect(createDataPlane({ backend: {} as DataPlaneBackend, port: 0 })).rejects.toThrow(
+        'PALISADE_POOL_MODE must be session or transaction',
+      )
+    } finally {
+      if (before === undefined) delete process.env['PALISADE_POOL_MODE']
+      else process.env['PALISADE_POOL_MODE'] = before
+    }
   })
 
   it('audits every statement of pooled clients once', async () => {

@@ -57,7 +57,11 @@ export interface DataPlane {
 export async function createDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
   const backend = options.backend ?? (options.store ? createStoreBackend(options.store) : undefined)
   if (!backend) throw new Error('createDataPlane needs a store or a backend')
-  const config = { ...DEFAULT_DATA_PLANE_CONFIG, ...definedOnly(options) }
+  const config = {
+    ...DEFAULT_DATA_PLANE_CONFIG,
+    poolMode: poolModeFromEnv() ?? DEFAULT_DATA_PLANE_CONFIG.poolMode,
+    ...definedOnly(options),
+  }
   if (config.requireTls && !config.tls)
     throw new Error('requireTls needs a TLS certificate and key')
   const log = options.log ?? ((message, error) => console.error(message, error))
@@ -120,6 +124,17 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       await Promise.all([upstreams.close(), rewriter.close()])
     },
   }
+}
+
+/**
+ * `PALISADE_POOL_MODE`, for embedders and test suites as for `palisade serve`: the pool mode of
+ * datasources that set none, unless `poolMode` is passed.
+ */
+function poolModeFromEnv(): DataPlaneConfig['poolMode'] | undefined {
+  const value = process.env['PALISADE_POOL_MODE']
+  if (value === undefined || value === '') return undefined
+  if (value === 'session' || value === 'transaction') return value
+  throw new Error('PALISADE_POOL_MODE must be session or transaction')
 }
 
 /** The settings `options` sets: every key of the config (`tls` has no default), none undefined. */
