@@ -118,6 +118,9 @@ export class TransactionSession implements UpstreamSession {
 
   forgetStatement(name: string): void {
     this.#last?.shared.statements.delete(name)
+    // Not created: nothing will close it, so it is not kept either.
+    this.#definitions.delete(name)
+    this.#settingStatements.delete(name)
   }
 
   pin(): void {
