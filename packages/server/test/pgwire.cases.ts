@@ -1,4 +1,5 @@
 import type { Client } from 'pg'
+import { serialize } from 'pg-protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
 import { errorCode, rawExchange, startupMessage, startupPacket } from './fixtures/raw-socket.js'
@@ -412,12 +413,7 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
         alice.query('SELECT count(*) FROM generate_series(1, 2000000000) AS g(x)'),
       )
       await new Promise((r) => setTimeout(r, 300))
-      const cancel = Buffer.alloc(16)
-      cancel.writeInt32BE(16, 0)
-      cancel.writeInt32BE(80877102, 4)
-      cancel.writeInt32BE(key.processID, 8)
-      cancel.writeInt32BE(key.secretKey, 12)
-      await rawExchange(h.plane.port, [cancel], 500)
+      await rawExchange(h.plane.port, [serialize.cancel(key.processID, key.secretKey)], 500)
       expect(await running).toMatchObject({ code: '57014' })
       expect((await alice.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }])
     })

@@ -223,12 +223,7 @@ describe.skipIf(!url)('transaction pooling over PostgreSQL', () => {
       alice.query('SELECT count(*) FROM generate_series(1, 2000000000) AS g(x)'),
     )
     await new Promise((r) => setTimeout(r, 300))
-    const cancel = Buffer.alloc(16)
-    cancel.writeInt32BE(16, 0)
-    cancel.writeInt32BE(80877102, 4)
-    cancel.writeInt32BE(key.processID, 8)
-    cancel.writeInt32BE(key.secretKey, 12)
-    await rawExchange(h.plane.port, [cancel], 500)
+    await rawExchange(h.plane.port, [serialize.cancel(key.processID, key.secretKey)], 500)
     expect(await running).toMatchObject({ code: '57014' })
     expect((await carol.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 4 }])
     expect((await alice.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 2 }])
