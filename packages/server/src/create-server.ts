@@ -14,10 +14,13 @@ import {
   changeFeedLog,
   connectionLog,
   dataPlaneLog,
+  loginGuardLog,
   loginLog,
   upstreamLog,
 } from './logging/plane-logs.js'
 import { withRequestLog } from './logging/request-log.js'
+import { LoginGuard } from './logins/login-guard.js'
+import { LoginThrottle, type LoginThrottleConfig } from './logins/login-throttle.js'
 import type { UpstreamFactory } from './upstream/upstream-registry.js'
 
 /** PEM certificate and key. */
@@ -48,6 +51,8 @@ export interface ServerConfig {
     | undefined
   /** HS256 key of admin tokens; else `<dataDir>/admin-jwt-secret`, generated on first start. */
   jwtSecret?: string | undefined
+  /** Failed-login throttle of both planes (defaults: docs/operations.md, "Failed logins"). */
+  loginThrottle?: Partial<LoginThrottleConfig> | undefined
   /** The first admin, created only while the store has no admin. */
   initialAdmin?: { username: string; password: string } | undefined
   /** Operator log (default: pino JSON lines on stdout at `info`). */
@@ -89,6 +94,7 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
     queryAudit: { onProblem: (message) => logger.warn({ event: 'query_audit' }, message) },
     onChangeFeed: changeFeedLog(logger),
+    onLoginAuditProblem: (message) => logger.warn({ event: 'login_audit' }, message),
   })
   const closers: (() => Promise<void>)[] = [() => store.close()]
   const closeAll = async () => {
@@ -101,7 +107,14 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     if (jwt.source === 'ephemeral') {
       logger.warn({ event: 'jwt_secret' }, 'admin tokens use a per-process secret')
     }
+    // One throttle for both planes: a password guessed on either is the same password.
+    const logins = new LoginGuard(
+      new LoginThrottle(config.loginThrottle),
+      (record) => store.logins.record(record),
+      loginGuardLog(logger),
+    )
     const dataPlane = await createDataPlane({
+      logins,
       store,
       ...config.dataPlane,
       ...(config.upstreamFactory ? { upstreamFactory: config.upstreamFactory } : {}),
@@ -113,6 +126,7 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     closers.push(() => dataPlane.close())
     const app = createAdminApp({
       store,
+      logins,
       jwtSecret: jwt.secret,
       logger: adminAppLog(logger),
       version: VERSION,

@@ -36,6 +36,18 @@ export type { SessionEvent } from './data-plane/live-session.js'
 export { createStoreBackend } from './data-plane/store-backend.js'
 export { type AdminAppOptions, createAdminApp } from './http/index.js'
 export { createLogger, type Logger, type LogLevel } from './logging/logger.js'
+export {
+  type FailureReason,
+  type LoginAttempt,
+  LoginGuard,
+  type LoginLogLine,
+} from './logins/login-guard.js'
+export {
+  DEFAULT_LOGIN_THROTTLE,
+  LoginThrottle,
+  type LoginThrottleConfig,
+  type ThrottleDecision,
+} from './logins/login-throttle.js'
 export { WireError, WireSqlState } from './pgwire/wire-error.js'
 export { createPgliteUpstream, type PgliteUpstreamOptions } from './upstream/pglite-upstream.js'
 export { PostgresPool } from './upstream/postgres-pool.js'

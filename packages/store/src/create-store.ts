@@ -18,6 +18,7 @@ import type { Db, StoreDriver } from './db.js'
 import { DecisionFunctionsService } from './decision-functions-service.js'
 import { openPgliteDriver } from './drivers/pglite.js'
 import { openPostgresDriver } from './drivers/postgres.js'
+import { LoginAudit } from './login-audit.js'
 import { runMutation } from './mutation.js'
 import { PoliciesService } from './policies-service.js'
 import {
@@ -47,6 +48,8 @@ export interface CreateStoreOptions {
   secretKey?: string
   /** Query-audit batching and overflow tuning. */
   queryAudit?: QueryAuditWriterOptions
+  /** Login-audit events that could not be written, for the operator log. */
+  onLoginAuditProblem?: (message: string) => void
   /** Change-feed listener problems and recoveries (PostgreSQL), for the operator log. */
   onChangeFeed?: (event: ChangeFeedEvent) => void
   /** @internal Start PGlite from a `dumpDataDir()` snapshot (test fixtures). */
@@ -69,6 +72,8 @@ export interface Store {
   readonly sessions: SessionContextBuilder
   /** Admin tokens ended by logout. */
   readonly tokens: TokensService
+  /** Failed and throttled logins of both planes, and cleared throttles. */
+  readonly logins: LoginAudit
   readonly audit: {
     readonly admin: AdminAuditLog
     readonly queries: {
@@ -159,6 +164,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
   }
   const writer = new QueryAuditWriter(driver.db, options.queryAudit)
   const users = new UsersService(context)
+  const logins = new LoginAudit(driver.db, options.onLoginAuditProblem)
   const sessions = new SessionContextBuilder(context)
   let closed = false
   return {
@@ -175,6 +181,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     relationships: new RelationshipsService(context),
     sessions,
     tokens: new TokensService(context),
+    logins,
     audit: {
       admin: new AdminAuditLog(context),
       queries: {
@@ -193,6 +200,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
       if (closed) return
       closed = true
       await writer.close()
+      await logins.flush()
       await driver.close()
     },
     db: driver.db,

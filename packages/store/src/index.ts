@@ -58,6 +58,14 @@ export {
   type StoreErrorCode,
   ValidationError,
 } from './errors.js'
+export type {
+  LoginAudit,
+  LoginAuditEntry,
+  LoginAuditFilter,
+  LoginAuditRecord,
+  LoginOutcome,
+  LoginPlane,
+} from './login-audit.js'
 export { type AuditAction, type AuditResourceType, MissingAuditEntryError } from './mutation.js'
 export type { Page, PageInput } from './pagination.js'
 export type {
@@ -96,6 +104,7 @@ export type { TokensService } from './tokens-service.js'
 export type {
   AuthInfo,
   CreateUserInput,
+  PasswordCheck,
   UpdateUserInput,
   User,
   UsersService,

@@ -65,7 +65,14 @@ export interface AuthInfo extends ScramVerifier {
   /** False for unknown or inactive users; the verifier is then a deterministic fake. */
   exists: boolean
   userId: string | null
+  /** For the login audit only (clients see one answer): why a login as this name must fail. */
+  refusal: 'unknown_user' | 'inactive_user' | null
 }
+
+/** The outcome of a clear-text password check; `reason` is for the login audit only. */
+export type PasswordCheck =
+  | { user: User; reason: null }
+  | { user: null; reason: 'unknown_user' | 'inactive_user' | 'wrong_password' }
 
 const password = v.pipe(
   boundedString(8, 256),
@@ -354,13 +361,23 @@ export class UsersService {
       .from(users)
       .where(eq(users.username, username))
     const parsed = row?.isActive ? parseScramVerifier(row.verifier) : null
-    if (row && parsed) return { ...parsed, exists: true, userId: row.id }
+    if (row && parsed) return { ...parsed, exists: true, userId: row.id, refusal: null }
     const fake = fakeScramVerifier(username, this.#ctx.secrets.derive('scram-fake'))
-    return { ...fake, exists: false, userId: null }
+    return {
+      ...fake,
+      exists: false,
+      userId: null,
+      refusal: row ? 'inactive_user' : 'unknown_user',
+    }
   }
 
   /** Checks a clear-text password; unknown, inactive and wrong all return null. */
   async verifyPassword(username: string, password: string): Promise<User | null> {
+    return (await this.checkPassword(username, password)).user
+  }
+
+  /** Checks a clear-text password, saying why it failed (for the login audit, never the client). */
+  async checkPassword(username: string, password: string): Promise<PasswordCheck> {
     const [row] = await this.#ctx.db.select().from(users).where(eq(users.username, username))
     const verifier = row?.isActive ? parseScramVerifier(row.scramVerifier) : null
     if (!row || !verifier) {
@@ -369,9 +386,11 @@ export class UsersService {
         password,
         fakeScramVerifier(username, this.#ctx.secrets.derive('x')),
       )
-      return null
+      return { user: null, reason: row ? 'inactive_user' : 'unknown_user' }
     }
-    return (await verifyScramPassword(password, verifier)) ? toUser(row) : null
+    return (await verifyScramPassword(password, verifier))
+      ? { user: toUser(row), reason: null }
+      : { user: null, reason: 'wrong_password' }
   }
 
   /** Sets `last_login_at` after an admin login or data-plane connection (not audited). */

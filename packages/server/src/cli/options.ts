@@ -61,6 +61,26 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_MAX_PENDING_PER_ADDRESS',
     help: 'the same per client address (200)',
   },
+  'login-throttle-window': {
+    type: 'string',
+    env: 'PALISADE_LOGIN_THROTTLE_WINDOW_SECONDS',
+    help: 'seconds a failed login counts against its address and account name (900)',
+  },
+  'login-throttle-address-failures': {
+    type: 'string',
+    env: 'PALISADE_LOGIN_THROTTLE_ADDRESS_FAILURES',
+    help: 'failed logins from one address in the window before it is slowed down (20; 0 = off)',
+  },
+  'login-throttle-account-failures': {
+    type: 'string',
+    env: 'PALISADE_LOGIN_THROTTLE_ACCOUNT_FAILURES',
+    help: 'failed logins on one account name, from addresses it never logged in from, before it is slowed down (10; 0 = off)',
+  },
+  'login-throttle-max-delay': {
+    type: 'string',
+    env: 'PALISADE_LOGIN_THROTTLE_MAX_DELAY_SECONDS',
+    help: 'longest delay of a throttled login; delays double from 1 s (60)',
+  },
   'pool-mode': {
     type: 'string',
     env: 'PALISADE_POOL_MODE',
@@ -213,6 +233,24 @@ export function serverConfigFromArgs(
       ),
       rewriteTimeoutMs: count(pick(flags, env, 'rewrite-timeout-ms'), '--rewrite-timeout-ms', 1),
       rewriteWorkers: count(pick(flags, env, 'rewrite-workers'), '--rewrite-workers', 1),
+    },
+    loginThrottle: {
+      windowMs: secondsToMs(
+        count(pick(flags, env, 'login-throttle-window'), '--login-throttle-window', 1),
+      ),
+      addressFailures: count(
+        pick(flags, env, 'login-throttle-address-failures'),
+        '--login-throttle-address-failures',
+        0,
+      ),
+      accountFailures: count(
+        pick(flags, env, 'login-throttle-account-failures'),
+        '--login-throttle-account-failures',
+        0,
+      ),
+      maxDelayMs: secondsToMs(
+        count(pick(flags, env, 'login-throttle-max-delay'), '--login-throttle-max-delay', 1),
+      ),
     },
     admin: {
       host: pick(flags, env, 'admin-host'),

@@ -1,4 +1,5 @@
 import type { SessionInput } from '@palisade/core'
+import type { LoginAuditRecord } from '@palisade/store'
 import type { UpstreamConfig } from '../upstream/upstream.types.js'
 
 /** The stored parts of a SCRAM-SHA-256 verifier, base64 encoded. */
@@ -9,6 +10,8 @@ export interface ScramCredentials {
   serverKey: string
   /** False for an unknown or inactive user: a deterministic fake that no password matches. */
   exists: boolean
+  /** Why no password matches, for the login audit only: `unknown_user` or `inactive_user`. */
+  refusal?: 'unknown_user' | 'inactive_user' | null
 }
 
 /** Which live sessions a committed change affects (admin-api 1.7). */
@@ -55,4 +58,6 @@ export interface DataPlaneBackend {
   onChange(listener: (change: SessionChange) => void): () => void
   /** Records a successful data-plane login (best effort). */
   recordLogin?(userId: string): void
+  /** Queues a login-audit event (a failed or throttled login); never blocks. */
+  auditLogin?(record: LoginAuditRecord): void
 }

@@ -1,6 +1,8 @@
 import { RewritePool } from '@palisade/core'
 import type { Store } from '@palisade/store'
 import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from '../config.js'
+import { LoginGuard } from '../logins/login-guard.js'
+import { LoginThrottle } from '../logins/login-throttle.js'
 import type { LoginEvent } from '../pgwire/admission.js'
 import { CancelRegistry } from '../pgwire/cancel-registry.js'
 import { type Listener, startListener } from '../pgwire/listener.js'
@@ -30,6 +32,11 @@ export interface DataPlaneOptions extends Partial<DataPlaneConfig> {
   onLoginEvent?: (event: LoginEvent) => void
   /** Called when a datasource's upstream goes away and comes back (operator log). */
   onUpstreamEvent?: (event: UpstreamEvent) => void
+  /**
+   * The failed-login throttle, audit and log (`palisade serve` shares one with the admin API);
+   * default: a throttle with the default limits, auditing through the backend, no log.
+   */
+  logins?: LoginGuard
 }
 
 /** A running data plane. */
@@ -103,6 +110,9 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
         acquireTimeoutMs: config.acquireTimeoutMs,
         rewriter,
         requireTls: config.requireTls,
+        logins:
+          options.logins ??
+          new LoginGuard(new LoginThrottle(), (record) => backend.auditLogin?.(record)),
         log,
       },
     })

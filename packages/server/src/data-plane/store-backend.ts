@@ -20,6 +20,7 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
         storedKey: info.storedKey,
         serverKey: info.serverKey,
         exists: info.exists,
+        refusal: info.refusal,
       }
     },
     async buildSession(username, datasourceName) {
@@ -70,6 +71,9 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
     },
     onChange(listener: (change: SessionChange) => void) {
       return store.changes.subscribe((notice) => listener(notice))
+    },
+    auditLogin(record) {
+      store.logins.record(record)
     },
     recordLogin(userId) {
       store.users.recordLogin(userId).catch(() => {})

@@ -1,6 +1,8 @@
 import type { Store } from '@palisade/store'
 import { Hono } from 'hono'
 import { cors } from 'hono/cors'
+import { LoginGuard } from '../logins/login-guard.js'
+import { LoginThrottle } from '../logins/login-throttle.js'
 import { requireAuth } from './auth.js'
 import { DiscoveryJobs } from './discovery-jobs.js'
 import type { AdminDeps, AdminEnv } from './env.js'
@@ -18,6 +20,7 @@ import { datasourceRoutes } from './routes/datasources.js'
 import { decisionFunctionRoutes } from './routes/decision-functions.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { healthRoutes } from './routes/health.js'
+import { loginThrottleRoutes } from './routes/login-throttles.js'
 import { openApiRoute } from './routes/openapi.js'
 import { policyRoutes } from './routes/policies.js'
 import { relationshipRoutes } from './routes/relationships.js'
@@ -37,6 +40,11 @@ export interface AdminAppOptions {
   logger?: (entry: Record<string, unknown>) => void
   /** Reported by `/health` and the OpenAPI document. */
   version?: string
+  /**
+   * The failed-login throttle, audit and log (`palisade serve` shares one with the data plane);
+   * default: a throttle with the default limits, auditing to the store, no log.
+   */
+  logins?: LoginGuard
 }
 
 const DEFAULT_TTL_SECONDS = 86_400
@@ -60,6 +68,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   ...decisionFunctionRoutes,
   ...roleRoutes,
   ...auditRoutes,
+  ...loginThrottleRoutes,
 ]
 
 /**
@@ -86,6 +95,9 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
     version: options.version ?? '0.0.0',
     logger: options.logger ?? defaultLogger,
     discovery: new DiscoveryJobs(),
+    logins:
+      options.logins ??
+      new LoginGuard(new LoginThrottle(), (record) => options.store.logins.record(record)),
   }
   const apiRoutes: RouteSpec[] = [...API_ROUTES, openApiRoute(() => table)]
   const table: (RouteSpec & { fullPath: string })[] = [

@@ -1,4 +1,5 @@
 import type { Store, User } from '@palisade/store'
+import type { LoginGuard } from '../logins/login-guard.js'
 import type { DiscoveryJobs } from './discovery-jobs.js'
 import type { AdminTokenClaims } from './jwt.js'
 
@@ -26,4 +27,6 @@ export interface AdminDeps {
   logger: (entry: Record<string, unknown>) => void
   /** This instance's discovery jobs (admin-api 7.1). */
   discovery: DiscoveryJobs
+  /** Failed-login throttle, audit and log, shared with the data plane. */
+  logins: LoginGuard
 }

@@ -1,6 +1,7 @@
 import type { ChangeFeedEvent } from '@palisade/store'
 import type { Logger } from 'pino'
 import type { SessionEvent } from '../data-plane/live-session.js'
+import type { LoginLogLine } from '../logins/login-guard.js'
 import type { LoginEvent } from '../pgwire/admission.js'
 import type { UpstreamEvent } from '../upstream/upstream.types.js'
 
@@ -65,6 +66,31 @@ export function loginLog(logger: Logger): (event: LoginEvent) => void {
         ? 'login did not finish within the login timeout'
         : 'pending login dropped: too many connections awaiting authentication',
     )
+}
+
+/**
+ * The login guard's log over pino: one warn line per failed or throttled login on either plane,
+ * with the name as typed and the address, for fail2ban-style filters. Never the password.
+ */
+export function loginGuardLog(logger: Logger): (line: LoginLogLine) => void {
+  return (line) => {
+    const { attempt } = line
+    const base = {
+      event: line.event,
+      plane: attempt.plane,
+      user: attempt.username,
+      address: attempt.address || null,
+      ...(attempt.datasource === undefined ? {} : { datasource: attempt.datasource }),
+    }
+    if (line.event === 'login_failed') {
+      logger.warn({ ...base, reason: line.reason }, 'login failed')
+    } else {
+      logger.warn(
+        { ...base, scope: line.scope, retry_after_s: Math.ceil(line.retryAfterMs / 1000) },
+        'login throttled after repeated failures',
+      )
+    }
+  }
 }
 
 /** The data plane's `onUpstreamEvent` option over pino: outages (warn) and recoveries (info). */

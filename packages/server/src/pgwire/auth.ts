@@ -33,6 +33,16 @@ export class ScramServer {
     this.#credentials = credentials
   }
 
+  /** Whether the next message carries the client's proof (the step that checks the password). */
+  get awaitingProof(): boolean {
+    return this.#state === 'continue'
+  }
+
+  /** Why no password can match (unknown or inactive user), once the first step has run. */
+  get refusal(): ScramCredentials['refusal'] {
+    return this.#creds?.refusal ?? null
+  }
+
   /** Handles one SASL message ('p'); returns the reply, or null once authenticated. */
   async step(reader: WireReader): Promise<{ reply: Buffer; done: boolean }> {
     if (this.#state === 'initial') return { reply: await this.#first(reader), done: false }

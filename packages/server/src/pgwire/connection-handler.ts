@@ -7,6 +7,7 @@ import {
   serverVersionNumber,
 } from '../data-plane/live-session.js'
 import { QueryAudit } from '../data-plane/query-audit.js'
+import type { LoginAttempt, LoginGuard } from '../logins/login-guard.js'
 import type { UpstreamSession } from '../upstream/upstream.types.js'
 import type { UpstreamRegistry } from '../upstream/upstream-registry.js'
 import { authFailed, ScramServer } from './auth.js'
@@ -30,13 +31,21 @@ import { UpstreamRelay } from './upstream-relay.js'
 import { WireError, WireSqlState } from './wire-error.js'
 import { violation, WireReader } from './wire-reader.js'
 
-/** What every connection of one data plane shares. */
 /** A place among the authenticated sessions, taken once the password is verified. */
 export interface SessionSlot {
   /** Takes the place; false when every place is taken. */
   take(): boolean
   release(): void
 }
+
+/** Where a connection comes from and when its login must be done. */
+export interface ClientPeer {
+  address: string
+  /** The login timeout's end (ms since the epoch); a throttled login is answered before it. */
+  loginDeadline: number
+}
+
+/** What every connection of one data plane shares. */
 
 export interface ConnectionServices {
   backend: DataPlaneBackend
@@ -49,6 +58,8 @@ export interface ConnectionServices {
   rewriter: RewritePool
   /** Reject plaintext startups with FATAL 28000. */
   requireTls: boolean
+  /** Failed-login throttle, audit and log, shared with the admin API. */
+  logins: LoginGuard
   /** Operator log for unexpected internal errors (never sent to clients). */
   log: (message: string, error?: unknown) => void
 }
@@ -65,6 +76,7 @@ let nextConnectionId = 0
 export class ConnectionHandler implements MessageHandler {
   readonly #services: ConnectionServices
   readonly #slot: SessionSlot | undefined
+  readonly #peer: ClientPeer
   readonly #id = ++nextConnectionId
   #phase: Phase = 'startup'
   #username = ''
@@ -77,9 +89,10 @@ export class ConnectionHandler implements MessageHandler {
   #cleanups: Array<() => void> = []
   #closing: Promise<void> | undefined
 
-  constructor(services: ConnectionServices, slot?: SessionSlot) {
+  constructor(services: ConnectionServices, slot?: SessionSlot, peer?: ClientPeer) {
     this.#services = services
     this.#slot = slot
+    this.#peer = peer ?? { address: '', loginDeadline: Number.POSITIVE_INFINITY }
   }
 
   /**
@@ -153,9 +166,36 @@ export class ConnectionHandler implements MessageHandler {
     if (bytes[0] !== 'p'.charCodeAt(0) || !this.#scram) {
       throw violation('expected SASL response')
     }
-    const { reply, done } = await this.#scram.step(new WireReader(bytes))
+    const scram = this.#scram
+    if (!scram.awaitingProof) {
+      out.write((await scram.step(new WireReader(bytes))).reply)
+      return
+    }
+    const { logins } = this.#services
+    const attempt: LoginAttempt = {
+      plane: 'data',
+      username: this.#username,
+      address: this.#peer.address,
+      datasource: this.#database,
+    }
+    const decision = logins.check(attempt)
+    if (decision.throttled) {
+      // Answered like a wrong password, only later: the delay is the one signal (issue 22).
+      const hold = Math.min(decision.retryAfterMs, this.#peer.loginDeadline - 250 - Date.now())
+      if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold))
+      throw authFailed(this.#username)
+    }
+    let reply: Buffer
+    try {
+      reply = (await scram.step(new WireReader(bytes))).reply
+    } catch (error) {
+      if (error instanceof WireError && error.fields.code === WireSqlState.InvalidPassword) {
+        logins.failed(attempt, scram.refusal ?? 'wrong_password')
+      }
+      throw error
+    }
+    logins.succeeded(attempt)
     out.write(reply)
-    if (!done) return
     const slot = this.#slot
     if (slot) {
       // Only authenticated sessions count against --max-connections.

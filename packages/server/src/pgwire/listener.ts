@@ -57,10 +57,17 @@ export async function startListener(options: ListenerOptions): Promise<Listener>
       options.onLoginEvent?.({ event: 'login_dropped', address: evicted.remoteAddress })
       evicted.destroy()
     }
-    const handler = new ConnectionHandler(options.services, {
-      take: () => admission.authenticate(socket),
-      release: () => admission.endSession(),
-    })
+    const handler = new ConnectionHandler(
+      options.services,
+      { take: () => admission.authenticate(socket), release: () => admission.endSession() },
+      {
+        address: socket.remoteAddress ?? '',
+        loginDeadline:
+          options.loginTimeoutMs > 0
+            ? Date.now() + options.loginTimeoutMs
+            : Number.POSITIVE_INFINITY,
+      },
+    )
     socket.on('error', () => {})
     socket.on('close', () => {
       sockets.delete(socket)

@@ -72,3 +72,28 @@ export const queryAuditCounts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.bucket, t.userId, t.dataSourceId, t.status] })],
 )
+
+/**
+ * Login audit: failed and throttled logins on both planes, and throttles an admin cleared.
+ * Written in batches off the login's path; `username` is the name as typed (the user may not
+ * exist), `reason` says why for admins only (clients see one answer for every failure).
+ */
+export const loginAuditLog = pgTable(
+  'login_audit_log',
+  {
+    id: uuid('id').primaryKey(),
+    plane: text('plane').notNull(),
+    outcome: text('outcome').notNull(),
+    reason: text('reason').notNull(),
+    username: text('username'),
+    clientAddress: text('client_address'),
+    datasourceName: text('datasource_name'),
+    actorId: uuid('actor_id'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('login_audit_created_idx').on(t.createdAt, t.id),
+    index('login_audit_username_idx').on(t.username, t.createdAt, t.id),
+    index('login_audit_address_idx').on(t.clientAddress, t.createdAt, t.id),
+  ],
+)

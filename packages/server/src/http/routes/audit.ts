@@ -1,6 +1,6 @@
 import { oneSpelling, toPageInput } from '../pagination.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
-import { adminAuditQuery, queryAuditQuery } from '../schemas/audit.js'
+import { adminAuditQuery, loginAuditQuery, queryAuditQuery } from '../schemas/audit.js'
 
 const TAG = 'audit'
 
@@ -13,7 +13,10 @@ function timeAndPage(query: Record<string, string | undefined>) {
   return { ...paging, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }
 }
 
-/** Both append-only audit logs (admin-api 16); there are no write routes, so others are 405. */
+/**
+ * The append-only audit logs (admin-api 16) and the login audit; there are no write routes, so
+ * other methods are 405.
+ */
 export const auditRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',
@@ -48,6 +51,26 @@ export const auditRoutes: RouteSpec[] = [
           resource_id: query.resource_id,
           actor_id: query.actor_id,
           action: query.action,
+        }),
+      )
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/audit/logins',
+    summary:
+      'Login audit: failed and throttled logins of both planes, cleared throttles; newest first',
+    tag: TAG,
+    status: 200,
+    query: loginAuditQuery,
+    async handler({ c, deps, query }) {
+      return c.json(
+        await deps.store.logins.list({
+          ...timeAndPage(query),
+          plane: query.plane,
+          outcome: query.outcome,
+          username: query.username,
+          client_address: query.client_address,
         }),
       )
     },

@@ -1,9 +1,13 @@
 import { ApiError } from '../api-error.js'
+import { clientAddress } from '../client-address.js'
 import { signToken } from '../jwt.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { loginBody } from '../schemas/auth.js'
 
-/** `POST /auth/login`, `POST /auth/logout` and `GET /auth/me` (admin-api 2); not audited. */
+/**
+ * `POST /auth/login`, `POST /auth/logout` and `GET /auth/me` (admin-api 2); not in the admin
+ * audit. Failed and throttled logins go to the login audit (`GET /audit/logins`).
+ */
 export const authRoutes: RouteSpec[] = [
   defineRoute({
     method: 'POST',
@@ -14,9 +18,30 @@ export const authRoutes: RouteSpec[] = [
     status: 200,
     body: loginBody,
     async handler({ c, deps, body }) {
-      const user = await deps.store.users.verifyPassword(body.username, body.password)
+      const attempt = {
+        plane: 'admin' as const,
+        username: body.username,
+        address: clientAddress(c),
+      }
+      const decision = deps.logins.check(attempt)
+      if (decision.throttled) {
+        // Checked before the password, so a throttled guess costs no key derivation either.
+        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
+        throw new ApiError(
+          429,
+          'too_many_attempts',
+          `too many failed logins; try again in ${seconds} s`,
+          [],
+          { 'Retry-After': String(seconds) },
+        )
+      }
+      const { user, reason } = await deps.store.users.checkPassword(body.username, body.password)
       // Unknown user, wrong password and inactive user all answer the same (admin-api 2).
-      if (!user) throw new ApiError(401, 'invalid_credentials', 'invalid username or password')
+      if (!user) {
+        deps.logins.failed(attempt, reason)
+        throw new ApiError(401, 'invalid_credentials', 'invalid username or password')
+      }
+      deps.logins.succeeded(attempt)
       if (!user.is_admin) throw new ApiError(403, 'admin_required', 'admin access is required')
       await deps.store.users.recordLogin(user.id)
       const iat = Math.floor(Date.now() / 1000)

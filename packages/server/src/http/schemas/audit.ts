@@ -87,3 +87,21 @@ export const adminAuditQuery = v.object({
   actor_id: v.optional(uuid),
   action: v.optional(v.picklist(AUDIT_ACTIONS, 'is not an audit action')),
 })
+
+/** Query of `GET /audit/logins`. */
+export const loginAuditQuery = v.object({
+  ...auditPageQuery,
+  ...timeFilters,
+  plane: v.optional(v.picklist(['admin', 'data'], 'expected admin or data')),
+  outcome: v.optional(
+    v.picklist(['failed', 'throttled', 'cleared'], 'expected failed, throttled or cleared'),
+  ),
+  username: v.optional(v.pipe(v.string(), v.maxLength(256, 'is too long'))),
+  client_address: v.optional(v.pipe(v.string(), v.maxLength(256, 'is too long'))),
+})
+
+/** Query of `DELETE /login-throttles`: the keys to clear, at least one. */
+export const clearThrottleQuery = v.object({
+  address: v.optional(v.pipe(v.string(), v.maxLength(256, 'is too long'))),
+  username: v.optional(v.pipe(v.string(), v.maxLength(256, 'is too long'))),
+})
