@@ -53,6 +53,32 @@ describe('palisade serve configuration', () => {
     )
   })
 
+  it('reads the login throttle settings, and rejects bad ones', () => {
+    const config = serverConfigFromArgs(
+      { 'log-level': 'silent', 'login-throttle-address-failures': '0' },
+      {
+        PALISADE_LOGIN_THROTTLE_ACCOUNT_FAILURES: '5',
+        PALISADE_LOGIN_THROTTLE_WINDOW_SECONDS: '60',
+        PALISADE_LOGIN_THROTTLE_MAX_DELAY_SECONDS: '30',
+      },
+    )
+    expect(config.loginThrottle).toEqual({
+      windowMs: 60_000,
+      addressFailures: 0,
+      accountFailures: 5,
+      maxDelayMs: 30_000,
+    })
+    expect(() => serverConfigFromArgs({ 'login-throttle-window': '0' }, {})).toThrow(
+      '--login-throttle-window must be an integer of at least 1',
+    )
+    expect(() => serverConfigFromArgs({ 'login-throttle-account-failures': '-3' }, {})).toThrow(
+      '--login-throttle-account-failures must be an integer of at least 0',
+    )
+    expect(() => serverConfigFromArgs({ 'login-throttle-max-delay': 'soon' }, {})).toThrow(
+      '--login-throttle-max-delay must be an integer of at least 1',
+    )
+  })
+
   it('lists every command in the help text', () => {
     for (const word of ['serve', 'migrate', 'demo', '--data-dir', 'DATABASE_URL']) {
       expect(helpText()).toContain(word)
