@@ -22,11 +22,14 @@ interface Demo {
   password: string
 }
 
-async function startDemoProcess() {
+async function startDemoProcess(throttle: boolean) {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', new URL('./demo-process.ts', import.meta.url).pathname],
-    { stdio: ['pipe', 'pipe', 'inherit'] },
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_LOGIN_THROTTLE: throttle ? 'on' : 'off' },
+    },
   )
   const line = await createInterface({ input: child.stdout })[Symbol.asyncIterator]().next()
   const demo = JSON.parse(String(line.value)) as Demo
@@ -52,7 +55,23 @@ async function atRate(attempt: () => Promise<unknown>, until: number): Promise<n
 }
 
 export async function run(): Promise<void> {
-  const { demo, stop } = await startDemoProcess()
+  console.log(
+    `${RATE} wrong logins per second on each attacked plane for ${DURATION_MS} ms; ` +
+      'a probe session sends SELECT 1 back to back (embedded PGlite store and upstream)\n',
+  )
+  const rows: string[][] = []
+  // Off: every guess costs a password check (the CPU worst case). On: past the address limit
+  // guesses are refused unchecked (admin API) or held, then refused (data plane).
+  for (const throttle of [false, true]) rows.push(...(await attackPhases(throttle)))
+  printTable(
+    'Probe latency during wrong logins',
+    ['throttle', 'attack', 'attempts/s', 'p50', 'p99', 'max'],
+    rows,
+  )
+}
+
+async function attackPhases(throttle: boolean): Promise<string[][]> {
+  const { demo, stop } = await startDemoProcess(throttle)
   const client = (password: string) =>
     new pg.Client({
       host: '127.0.0.1',
@@ -81,10 +100,6 @@ export async function run(): Promise<void> {
     ['data plane', [dataWrong]],
     ['both', [adminWrong, dataWrong]],
   ]
-  console.log(
-    `${RATE} wrong logins per second on each attacked plane for ${DURATION_MS} ms; ` +
-      'a probe session sends SELECT 1 back to back (embedded PGlite store and upstream)\n',
-  )
   const rows: string[][] = []
   try {
     for (const [name, attacks] of phases) {
@@ -101,6 +116,7 @@ export async function run(): Promise<void> {
       await probing
       samples.sort((a, b) => a - b)
       rows.push([
+        throttle ? 'default' : 'off',
         name,
         made.map((n) => fmt(n / (DURATION_MS / 1000), 0)).join(' + ') || '0',
         `${fmt(percentile(samples, 50), 2)} ms`,
@@ -108,13 +124,9 @@ export async function run(): Promise<void> {
         `${fmt(samples.at(-1) ?? Number.NaN, 1)} ms`,
       ])
     }
-    printTable(
-      'Probe latency during wrong logins',
-      ['attack', 'attempts/s', 'p50', 'p99', 'max'],
-      rows,
-    )
   } finally {
     await probe.end().catch(() => {})
     await stop()
   }
+  return rows
 }

@@ -12,6 +12,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   isolation: () => import('./isolation.js'),
   logins: () => import('./logins.js'),
   pooling: () => import('./pooling.js'),
+  memory: () => import('./memory.js'),
 }
 
 const wanted = process.argv.slice(2)

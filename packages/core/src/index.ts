@@ -33,6 +33,7 @@ export { matchesPattern } from './policy/target-pattern.js'
 export { validateExpression, validatePolicy } from './policy/validate-policy.js'
 export { type RewriteOptions, rewrite } from './rewrite.js'
 export type * from './rewrite.types.js'
+export { runtimeStats } from './runtime-stats.js'
 export {
   type CompileOptions,
   compileSession,

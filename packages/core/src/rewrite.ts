@@ -14,6 +14,7 @@ import { UndefinedTableError, withStackDepth } from './errors.js'
 import { cutLiterals, fillTemplate, type TextTemplate, textTemplate } from './literal-template.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
 import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
+import { runtimeStats } from './runtime-stats.js'
 import type { DecisionLogSink } from './session/compile-session.js'
 import type { CompiledSession, TableEntry } from './session/compiled-session.js'
 import type { PolicyOutcome } from './session/policy-runtime.js'
@@ -47,11 +48,16 @@ export function rewrite(
   options: RewriteOptions = {},
 ): RewriteResult {
   const hit = cachedRewrite(sql, session)
-  if (hit) return hit
+  if (hit) {
+    runtimeStats.rewriteCacheHits++
+    return hit
+  }
+  // Counts its own template hits and misses.
   const templated = session.hasQueryDecisions ? undefined : rewriteByTemplate(sql, session, options)
   // A statement served by its template is not kept by its text: distinct literals would fill
   // the cache with one-off results (memory and garbage collection for nothing).
   if (templated) return templated
+  runtimeStats.rewriteMisses++
   const result = rewriteUncached(sql, session, options)
   rememberRewrite(sql, session, result)
   return result
@@ -92,8 +98,12 @@ function rewriteByTemplate(
   if (!cut) return undefined
   const key = cut.key
   const known = session.templateCache.get(key) as readonly StatementTemplate[] | null | undefined
-  if (known) return fillStatements(known, cut.literals)
+  if (known) {
+    runtimeStats.rewriteTemplateHits++
+    return fillStatements(known, cut.literals)
+  }
   if (known === null) return undefined
+  runtimeStats.rewriteMisses++
   let direct: RewriteResult
   try {
     direct = rewriteUncached(sql, session, options)

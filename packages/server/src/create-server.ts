@@ -21,6 +21,7 @@ import {
 import { withRequestLog } from './logging/request-log.js'
 import { LoginGuard } from './logins/login-guard.js'
 import { LoginThrottle, type LoginThrottleConfig } from './logins/login-throttle.js'
+import { ServerMetrics } from './metrics/server-metrics.js'
 import type { UpstreamFactory } from './upstream/upstream-registry.js'
 
 /** PEM certificate and key. */
@@ -47,6 +48,8 @@ export interface ServerConfig {
         tls?: TlsFiles | undefined
         corsOrigins?: string[] | undefined
         tokenTtlSeconds?: number | undefined
+        /** Bearer token of `GET /metrics` for scrapers (admin tokens work too). */
+        metricsToken?: string | undefined
       }
     | undefined
   /** HS256 key of admin tokens; else `<dataDir>/admin-jwt-secret`, generated on first start. */
@@ -88,12 +91,15 @@ export const VERSION = readVersion()
  */
 export async function createServer(config: ServerConfig = {}): Promise<PalisadeServer> {
   const logger = config.logger ?? createLogger()
+  const metrics = new ServerMetrics()
   const store = await createStore({
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
     queryAudit: { onProblem: (message) => logger.warn({ event: 'query_audit' }, message) },
-    onChangeFeed: changeFeedLog(logger),
+    onChangeFeed: both(changeFeedLog(logger), (e) => {
+      if (e.type === 'received') metrics.changeArrived(e.lagMs)
+    }),
     onLoginAuditProblem: (message) => logger.warn({ event: 'login_audit' }, message),
   })
   const closers: (() => Promise<void>)[] = [() => store.close()]
@@ -111,7 +117,7 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     const logins = new LoginGuard(
       new LoginThrottle(config.loginThrottle),
       (record) => store.logins.record(record),
-      loginGuardLog(logger),
+      both(loginGuardLog(logger), (line) => metrics.loginLine(line)),
     )
     const dataPlane = await createDataPlane({
       logins,
@@ -120,13 +126,21 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       ...(config.upstreamFactory ? { upstreamFactory: config.upstreamFactory } : {}),
       log: dataPlaneLog(logger),
       onSession: connectionLog(logger),
-      onLoginEvent: loginLog(logger),
-      onUpstreamEvent: upstreamLog(logger),
+      onLoginEvent: both(loginLog(logger), (e) => metrics.loginEvent(e)),
+      onUpstreamEvent: both(upstreamLog(logger), (e) => metrics.upstreamEvent(e)),
+      observer: metrics,
+    })
+    metrics.attach({
+      store,
+      sessions: () => dataPlane.connections,
+      upstreamPools: () => dataPlane.upstreamPools(),
     })
     closers.push(() => dataPlane.close())
     const app = createAdminApp({
       store,
       logins,
+      metrics,
+      ...(config.admin?.metricsToken ? { metricsToken: config.admin.metricsToken } : {}),
       jwtSecret: jwt.secret,
       logger: adminAppLog(logger),
       version: VERSION,
@@ -161,6 +175,14 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
   } catch (error) {
     await closeAll()
     throw error
+  }
+}
+
+/** One callback that calls two (a log line and a metric). */
+function both<T>(first: (value: T) => void, second: (value: T) => void): (value: T) => void {
+  return (value) => {
+    first(value)
+    second(value)
   }
 }
 

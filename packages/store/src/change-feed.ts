@@ -55,6 +55,8 @@ export type ChangeFeedEvent =
   | { type: 'listener_lost'; error: string | null }
   | { type: 'listener_restored' }
   | { type: 'unconfirmed'; instanceIds: string[]; waitedMs: number }
+  /** Another instance's change arrived `lagMs` after it was sent (for metrics, not the log). */
+  | { type: 'received'; lagMs: number }
 
 /**
  * In-process publish/subscribe of change events, plus the cross-instance protocol on PostgreSQL.
@@ -149,7 +151,7 @@ export class ChangeFeed {
 
   /** Handles a NOTIFY payload. Malformed payloads become `everyone`. */
   receive(payload: string): void {
-    let parsed: { i?: unknown; n?: unknown; e?: unknown; ack?: unknown }
+    let parsed: { i?: unknown; n?: unknown; e?: unknown; t?: unknown; ack?: unknown }
     try {
       parsed = JSON.parse(payload) as typeof parsed
     } catch {
@@ -164,6 +166,8 @@ export class ChangeFeed {
       else this.#confirmations.heard(from)
       return
     }
+    if (typeof parsed.t === 'number')
+      this.#onEvent({ type: 'received', lagMs: Date.now() - parsed.t })
     const events = Array.isArray(parsed.e) ? parsed.e.map(decodeEvent) : [null]
     this.emit(
       events.some((e) => e === null) ? [{ type: 'everyone' }] : (events as ChangeEvent[]),
@@ -188,7 +192,9 @@ export function encodeChangePayload(
   events: readonly ChangeEvent[],
   seq?: number,
 ): string {
-  const head = seq === undefined ? { i: instanceId } : { i: instanceId, n: seq }
+  // `t`: when it was sent, so receivers can measure the feed's lag.
+  const head =
+    seq === undefined ? { i: instanceId, t: Date.now() } : { i: instanceId, n: seq, t: Date.now() }
   const full = JSON.stringify({ ...head, e: events.map(encodeEvent) })
   if (full.length <= MAX_PAYLOAD) return full
   // ds(D, U) → ds(D); user(U) → everyone: more sessions rebuild, none is missed.

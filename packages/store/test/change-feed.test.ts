@@ -55,7 +55,11 @@ describe('change feed confirmations', () => {
     const wait = feed.expectConfirmations(3, ['b'])
     feed.receive(JSON.stringify({ i: 'b', ack: ['a', 3] }))
     await wait.settled(1000)
-    expect(events).toHaveLength(1)
+    expect(events.filter((e) => e.type !== 'received')).toHaveLength(1)
+    // The change carried its send time: the feed's lag is measured on arrival.
+    const [arrival] = events.filter((e) => e.type === 'received')
+    expect(arrival).toMatchObject({ type: 'received', lagMs: expect.any(Number) })
+    expect(arrival?.type === 'received' && arrival.lagMs).toBeLessThan(1000)
   })
 
   it('does not wait while its own listener is down', async () => {

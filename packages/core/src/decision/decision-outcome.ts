@@ -1,4 +1,5 @@
 import type { DecisionBinding, DecisionRecord } from '../policy/policy.types.js'
+import { runtimeStats } from '../runtime-stats.js'
 import type { DecisionContext, DecisionLogEntry, DecisionOutcome } from './decision.types.js'
 import { evaluateDecision } from './evaluate-decision.js'
 
@@ -20,6 +21,7 @@ export function resolveDecision(
   const evaluation = evaluateDecision(binding.artifact, scoped, binding.config, {
     logLevel: binding.logLevel,
   })
+  countEvaluation(evaluation.fire === null ? (evaluation.error ?? 'no decision') : evaluation.error)
   const report = (level: DecisionLogEntry['level'], message: string) =>
     onLog?.({ level, functionId: binding.functionId, functionName: binding.name, message })
 
@@ -33,6 +35,14 @@ export function resolveDecision(
   report('error', `decision function failed, ${effect}: ${error}`)
   for (const line of evaluation.logs) report(binding.logLevel === 'info' ? 'info' : 'error', line)
   return { fire, error, evaluation }
+}
+
+function countEvaluation(error: string | null): void {
+  runtimeStats.decisionEvaluations++
+  if (error === null) return
+  runtimeStats.decisionErrors++
+  if (/fuel limit/.test(error)) runtimeStats.decisionFuelExhausted++
+  else if (/time limit/.test(error)) runtimeStats.decisionTimeouts++
 }
 
 /**

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer, type PalisadeServer } from '../create-server.js'
 import type { Logger } from '../logging/logger.js'
+import type { LoginThrottleConfig } from '../logins/login-throttle.js'
 import { DEMO_USERS, seedDemo } from './demo-shop.js'
 import { closeOnSignals } from './signals.js'
 
@@ -14,6 +15,8 @@ export interface DemoOptions {
   logger?: Logger
   /** Close cleanly on SIGINT/SIGTERM and exit (the CLI). */
   handleSignals?: boolean
+  /** Failed-login throttle settings (default: the server's defaults). */
+  loginThrottle?: Partial<LoginThrottleConfig>
 }
 
 /** A running demo. */
@@ -53,6 +56,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
       dataPlane: { host, port: options.dataPort ?? 5434 },
       admin: { host, port: options.adminPort ?? 5435 },
       logger: options.logger,
+      loginThrottle: options.loginThrottle,
     })
   } catch (error) {
     await rm(dataDir, { recursive: true, force: true })

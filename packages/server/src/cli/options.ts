@@ -261,6 +261,7 @@ export function serverConfigFromArgs(
         .map((o) => o.trim())
         .filter(Boolean),
       tokenTtlSeconds: ttl ? Number(ttl) : undefined,
+      metricsToken: env['PALISADE_METRICS_TOKEN'] || undefined,
     },
     logger: createLogger({ level: logLevel(flags, env) }),
     handleSignals: true,

@@ -3,10 +3,12 @@ import type { Store } from '@palisade/store'
 import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from '../config.js'
 import { LoginGuard } from '../logins/login-guard.js'
 import { LoginThrottle } from '../logins/login-throttle.js'
+import type { DataPlaneObserver } from '../metrics/server-metrics.js'
 import type { LoginEvent } from '../pgwire/admission.js'
 import { CancelRegistry } from '../pgwire/cancel-registry.js'
+import type { Rewriter } from '../pgwire/connection-context.js'
 import { type Listener, startListener } from '../pgwire/listener.js'
-import type { UpstreamEvent } from '../upstream/upstream.types.js'
+import type { UpstreamEvent, UpstreamPoolState } from '../upstream/upstream.types.js'
 import {
   type UpstreamFactory,
   UpstreamRegistry,
@@ -37,6 +39,8 @@ export interface DataPlaneOptions extends Partial<DataPlaneConfig> {
    * default: a throttle with the default limits, auditing through the backend, no log.
    */
   logins?: LoginGuard
+  /** Metrics of statements, rewrites and refused connections (`palisade serve`: /metrics). */
+  observer?: DataPlaneObserver
 }
 
 /** A running data plane. */
@@ -46,6 +50,8 @@ export interface DataPlane {
   readonly host: string
   /** Connected client sessions. */
   readonly connections: number
+  /** Each PostgreSQL datasource's upstream pool now (started pools only). */
+  upstreamPools(): UpstreamPoolState[]
   /** Stops listening, closes client connections and upstream sessions. */
   close(): Promise<void>
 }
@@ -108,7 +114,8 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
         upstreams,
         cancels: new CancelRegistry(),
         acquireTimeoutMs: config.acquireTimeoutMs,
-        rewriter,
+        rewriter: options.observer ? timedRewriter(rewriter, options.observer) : rewriter,
+        observer: options.observer,
         requireTls: config.requireTls,
         logins:
           options.logins ??
@@ -127,6 +134,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     get connections() {
       return sessions.size
     },
+    upstreamPools: () => upstreams.poolStates(),
     async close() {
       // Connections first: statements in progress finish (and are audited) before sessions go.
       await listener.close()
@@ -153,4 +161,19 @@ function definedOnly(options: Partial<DataPlaneConfig>): Partial<DataPlaneConfig
   const out: Record<string, unknown> = {}
   for (const key of keys) if (options[key] !== undefined) out[key] = options[key]
   return out as Partial<DataPlaneConfig>
+}
+
+/** The rewriter, reporting each rewrite's time (a worker's too, once it answers). */
+function timedRewriter(pool: RewritePool, observer: DataPlaneObserver): Rewriter {
+  return {
+    rewrite(sql, session) {
+      const started = performance.now()
+      const result = pool.rewrite(sql, session)
+      if (!(result instanceof Promise)) {
+        observer.rewrite(performance.now() - started)
+        return result
+      }
+      return result.finally(() => observer.rewrite(performance.now() - started))
+    },
+  }
 }

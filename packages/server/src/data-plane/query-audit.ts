@@ -1,4 +1,5 @@
 import { isPalisadeError } from '@palisade/core'
+import type { DataPlaneObserver } from '../metrics/server-metrics.js'
 import { WireError } from '../pgwire/wire-error.js'
 import type { AuditRow, DataPlaneBackend } from './backend.js'
 import type { LiveSession } from './live-session.js'
@@ -21,13 +22,20 @@ const CLIENT_INFO_MAX = 256
 export class QueryAudit {
   readonly #backend: DataPlaneBackend
   readonly #session: LiveSession
+  readonly #observer: DataPlaneObserver | undefined
   /** The connection's current `application_name` (startup value or latest SET). */
   clientInfo: string
 
-  constructor(backend: DataPlaneBackend, session: LiveSession, clientInfo: string) {
+  constructor(
+    backend: DataPlaneBackend,
+    session: LiveSession,
+    clientInfo: string,
+    observer?: DataPlaneObserver,
+  ) {
     this.#backend = backend
     this.#session = session
     this.clientInfo = clientInfo
+    this.#observer = observer
   }
 
   /** Queues the row of one statement. */
@@ -46,6 +54,7 @@ export class QueryAudit {
       status: outcome.status,
       error_message: outcome.errorMessage,
     })
+    this.#observer?.statement(s.datasourceName, outcome.status, outcome.elapsedMs)
   }
 
   /** Queues the row of a statement the proxy rejected before it ran upstream. */

@@ -21,6 +21,7 @@ import { decisionFunctionRoutes } from './routes/decision-functions.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { healthRoutes } from './routes/health.js'
 import { loginThrottleRoutes } from './routes/login-throttles.js'
+import { metricsRoutes } from './routes/metrics.js'
 import { openApiRoute } from './routes/openapi.js'
 import { policyRoutes } from './routes/policies.js'
 import { relationshipRoutes } from './routes/relationships.js'
@@ -45,6 +46,10 @@ export interface AdminAppOptions {
    * default: a throttle with the default limits, auditing to the store, no log.
    */
   logins?: LoginGuard
+  /** Metrics served at `GET /metrics` (absent: the route answers 404). */
+  metrics?: AdminDeps['metrics']
+  /** Bearer token of `GET /metrics` besides admin tokens; at least 16 characters. */
+  metricsToken?: string
 }
 
 const DEFAULT_TTL_SECONDS = 86_400
@@ -52,6 +57,9 @@ const DEFAULT_TTL_SECONDS = 86_400
 function defaultLogger(entry: Record<string, unknown>): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`)
 }
+
+/** Routes outside `/api/v1`: health and metrics. */
+const rootRoutes: readonly RouteSpec[] = [...healthRoutes, ...metricsRoutes]
 
 /** Every `/api/v1` route, in one table that serves routing, 405s and the OpenAPI document. */
 const API_ROUTES: readonly RouteSpec[] = [
@@ -88,7 +96,12 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
   if (!Number.isInteger(ttl) || ttl < 300 || ttl > 2_592_000) {
     throw new Error('the admin token ttl must be an integer from 300 to 2592000 seconds')
   }
+  if (options.metricsToken !== undefined && options.metricsToken.length < 16) {
+    throw new Error('the metrics token must be at least 16 characters')
+  }
   const deps: AdminDeps = {
+    metrics: options.metrics,
+    metricsToken: options.metricsToken,
     store: options.store,
     jwtSecret: options.jwtSecret,
     tokenTtlSeconds: ttl,
@@ -101,7 +114,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
   }
   const apiRoutes: RouteSpec[] = [...API_ROUTES, openApiRoute(() => table)]
   const table: (RouteSpec & { fullPath: string })[] = [
-    ...healthRoutes.map((r) => ({ ...r, fullPath: r.path })),
+    ...rootRoutes.map((r) => ({ ...r, fullPath: r.path })),
     ...apiRoutes.map((r) => ({ ...r, fullPath: `${API_PREFIX}${r.path}` })),
   ]
 
@@ -122,7 +135,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
   // Authentication precedes routing (check order step 1), so it also guards unknown paths.
   app.use(API_PREFIX, requireAuth(deps.store, deps.jwtSecret))
   app.use(`${API_PREFIX}/*`, requireAuth(deps.store, deps.jwtSecret))
-  registerRoutes(app, '', healthRoutes, deps)
+  registerRoutes(app, '', rootRoutes, deps)
   registerRoutes(app, API_PREFIX, apiRoutes, deps)
   app.notFound((c) => errorResponse(c, 404, 'not_found', 'route not found'))
   app.onError(createErrorHandler(deps.logger))
@@ -132,7 +145,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
 /** @internal The paths and methods of every route, for tests. */
 export function listAdminRoutes(): { method: string; path: string }[] {
   return [
-    ...healthRoutes.map((r) => ({ method: r.method, path: r.path })),
+    ...rootRoutes.map((r) => ({ method: r.method, path: r.path })),
     ...API_ROUTES.map((r) => ({ method: r.method, path: `${API_PREFIX}${r.path}` })),
     { method: 'GET', path: `${API_PREFIX}/openapi.json` },
   ]

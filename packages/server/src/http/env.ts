@@ -29,4 +29,8 @@ export interface AdminDeps {
   discovery: DiscoveryJobs
   /** Failed-login throttle, audit and log, shared with the data plane. */
   logins: LoginGuard
+  /** The server's metrics, when it keeps them (`GET /metrics`). */
+  metrics?: { render(): Promise<{ contentType: string; body: string }> } | undefined
+  /** The bearer token a Prometheus scraper sends to `GET /metrics`. */
+  metricsToken?: string | undefined
 }

@@ -105,7 +105,9 @@ export function upstreamLog(logger: Logger): (event: UpstreamEvent) => void {
       pool: e.pool,
     }
     if (e.event === 'upstream_unreachable') log.warn(fields, 'upstream unreachable')
-    else log.info(fields, 'upstream reachable again')
+    else if (e.event === 'upstream_recovered') log.info(fields, 'upstream reachable again')
+    // Every failed attempt of an outage: counted in the metrics, logged only at debug.
+    else log.debug(fields, 'upstream connection attempt failed')
   }
 }
 

@@ -4,6 +4,9 @@ import type { QueryAudit } from '../data-plane/query-audit.js'
 import type { CursorRegistry } from './cursor-registry.js'
 import type { UpstreamRelay } from './upstream-relay.js'
 
+/** Rewrites a statement: at once, or (a long one, in a worker) as a promise. */
+export type Rewriter = Pick<RewritePool, 'rewrite'>
+
 /** What the statement handlers of one authenticated connection share. */
 export interface ConnectionContext {
   /** Unique per process; prefixes upstream statement names. */
@@ -12,7 +15,7 @@ export interface ConnectionContext {
   readonly relay: UpstreamRelay
   readonly audit: QueryAudit
   /** Rewrites statements; long ones in a worker thread (a promise is returned then). */
-  readonly rewriter: RewritePool
+  readonly rewriter: Rewriter
   /** The access rules each cursor was opened under. */
   readonly cursors: CursorRegistry
   /** `application_name` from the startup packet (what RESET returns to). */

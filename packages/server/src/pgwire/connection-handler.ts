@@ -1,4 +1,3 @@
-import type { RewritePool } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import type { DataPlaneBackend } from '../data-plane/backend.js'
 import {
@@ -8,6 +7,7 @@ import {
 } from '../data-plane/live-session.js'
 import { QueryAudit } from '../data-plane/query-audit.js'
 import type { LoginAttempt, LoginGuard } from '../logins/login-guard.js'
+import type { DataPlaneObserver } from '../metrics/server-metrics.js'
 import type { UpstreamSession } from '../upstream/upstream.types.js'
 import type { UpstreamRegistry } from '../upstream/upstream-registry.js'
 import { authFailed, ScramServer } from './auth.js'
@@ -19,7 +19,7 @@ import {
 } from './backend-messages.js'
 import type { CancelRegistry } from './cancel-registry.js'
 import type { ClientOutput, ClientState, MessageHandler } from './client-socket.js'
-import type { ConnectionContext } from './connection-context.js'
+import type { ConnectionContext, Rewriter } from './connection-context.js'
 import { CursorRegistry } from './cursor-registry.js'
 import { errorResponse, toWireFields } from './error-response.js'
 import { ExtendedProtocol } from './extended-protocol.js'
@@ -55,7 +55,9 @@ export interface ConnectionServices {
   /** How long a client waits for a free upstream session before FATAL 53300. */
   acquireTimeoutMs: number
   /** Rewrites statements; long ones off the thread that serves every connection. */
-  rewriter: RewritePool
+  rewriter: Rewriter
+  /** Metrics of statements, rewrites and refused connections (absent: none kept). */
+  observer?: DataPlaneObserver | undefined
   /** Reject plaintext startups with FATAL 28000. */
   requireTls: boolean
   /** Failed-login throttle, audit and log, shared with the admin API. */
@@ -118,6 +120,9 @@ export class ConnectionHandler implements MessageHandler {
     // Before the session is ready every error ends the connection, as in PostgreSQL.
     const fatal = !(error instanceof WireError) || error.fatal || this.#phase !== 'ready'
     if (!(error instanceof WireError)) this.#services.log('data plane: internal error', error)
+    if (this.#phase !== 'ready' && this.#phase !== 'closed') {
+      this.#services.observer?.refused(error instanceof WireError ? error.fields.code : 'XX000')
+    }
     const fields = fatal ? { ...toWireFields(error), severity: 'FATAL' } : toWireFields(error)
     out.write(errorResponse(fields))
     if (fatal) {
@@ -241,7 +246,7 @@ export class ConnectionHandler implements MessageHandler {
       id: this.#id,
       live,
       relay,
-      audit: new QueryAudit(backend, live, this.#applicationName),
+      audit: new QueryAudit(backend, live, this.#applicationName, this.#services.observer),
       cursors: new CursorRegistry(),
       rewriter: this.#services.rewriter,
       startupApplicationName: this.#applicationName,

@@ -6,6 +6,7 @@ import { UnsafeUpstreamError } from './unsafe-casts.js'
 import type {
   PostgresUpstreamConfig,
   UpstreamEvent,
+  UpstreamPoolState,
   UpstreamProvider,
   UpstreamSession,
 } from './upstream.types.js'
@@ -133,7 +134,15 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
       return new PostgresSession(backend, this.#config, (s) => void this.#return(s))
     } catch (error) {
       this.#size--
-      if (!(error instanceof UnsafeUpstreamError)) this.#down(error)
+      if (!(error instanceof UnsafeUpstreamError)) {
+        this.#down(error)
+        this.#onEvent?.({
+          event: 'upstream_connect_failed',
+          datasource: this.#config.datasourceName,
+          error: errorCode(error),
+          pool: this.#state(),
+        })
+      }
       const message =
         error instanceof UnsafeUpstreamError ? error.message : 'upstream connection lost'
       throw WireError.fatal(WireSqlState.ConnectionFailure, message)
@@ -165,11 +174,10 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
   #down(error: unknown): void {
     if (this.#downSince !== undefined) return
     this.#downSince = Date.now()
-    const code = (error as { code?: unknown }).code
     this.#onEvent?.({
       event: 'upstream_unreachable',
       datasource: this.#config.datasourceName,
-      error: typeof code === 'string' ? code : error instanceof Error ? error.message : 'unknown',
+      error: errorCode(error),
       pool: this.#state(),
     })
   }
@@ -191,6 +199,10 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
     return { size: this.#size, idle: this.#idle.length, waiting: this.#waiters.length }
   }
 
+  poolState(): UpstreamPoolState {
+    return { datasource: this.#config.datasourceName, ...this.#state() }
+  }
+
   async close(): Promise<void> {
     this.#closed = true
     for (const w of this.#waiters.splice(0)) {
@@ -199,4 +211,10 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
     }
     for (const s of this.#idle.splice(0)) s.destroy()
   }
+}
+
+/** What failed, for the log and the metrics: a system error code, else the message. */
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' ? code : error instanceof Error ? error.message : 'unknown'
 }

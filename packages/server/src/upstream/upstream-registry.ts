@@ -1,7 +1,12 @@
 import { PGlite } from '@electric-sql/pglite'
 import { createPgliteUpstream } from './pglite-upstream.js'
 import { PostgresPool } from './postgres-pool.js'
-import type { UpstreamConfig, UpstreamEvent, UpstreamProvider } from './upstream.types.js'
+import type {
+  UpstreamConfig,
+  UpstreamEvent,
+  UpstreamPoolState,
+  UpstreamProvider,
+} from './upstream.types.js'
 
 /** Makes the provider of one datasource; replaceable (tests hand in a shared PGlite). */
 export type UpstreamFactory = (config: UpstreamConfig) => Promise<UpstreamProvider>
@@ -36,10 +41,12 @@ async function createUpstream(
 
 /**
  * One upstream provider per datasource, created on first use. Settings changes reach new
- * providers only (admin-api 18 item 18); `forget` drops one so the next client recreates it.
+ * providers only (admin-api 18 item 18), which start at the next restart.
  */
 export class UpstreamRegistry {
   readonly #providers = new Map<string, Promise<UpstreamProvider>>()
+  /** The providers that have started, for metrics read synchronously. */
+  readonly #started = new Map<string, UpstreamProvider>()
   readonly #configOf: (datasourceId: string) => Promise<UpstreamConfig>
   readonly #factory: UpstreamFactory
 
@@ -57,16 +64,30 @@ export class UpstreamRegistry {
     if (!provider) {
       provider = this.#configOf(datasourceId).then(this.#factory)
       // A failed start must not stick: the next client tries again.
-      provider.catch(() => this.#providers.delete(datasourceId))
+      provider.then(
+        (p) => this.#started.set(datasourceId, p),
+        () => this.#providers.delete(datasourceId),
+      )
       this.#providers.set(datasourceId, provider)
     }
     return provider
+  }
+
+  /** The state of every PostgreSQL pool now. */
+  poolStates(): UpstreamPoolState[] {
+    const states: UpstreamPoolState[] = []
+    for (const provider of this.#started.values()) {
+      const state = provider.poolState?.()
+      if (state) states.push(state)
+    }
+    return states
   }
 
   /** Closes every provider. */
   async close(): Promise<void> {
     const all = [...this.#providers.values()]
     this.#providers.clear()
+    this.#started.clear()
     await Promise.allSettled(all.map(async (p) => (await p).close()))
   }
 }

@@ -48,6 +48,16 @@ export interface UpstreamProvider {
   acquire(timeoutMs: number): Promise<UpstreamSession>
   /** Closes every session (idle ones at once, bound ones when released). */
   close(): Promise<void>
+  /** A pool's state now, for metrics; absent for an embedded upstream. */
+  poolState?(): UpstreamPoolState
+}
+
+/** One datasource's upstream pool: sessions open, idle, and clients waiting for one. */
+export interface UpstreamPoolState {
+  readonly datasource: string
+  readonly size: number
+  readonly idle: number
+  readonly waiting: number
 }
 
 /** How to reach a PostgreSQL upstream. */
@@ -87,7 +97,8 @@ export type UpstreamConfig = PostgresUpstreamConfig | PgliteUpstreamConfig
 
 /** The upstream of a datasource went away or came back (operator log). */
 export interface UpstreamEvent {
-  readonly event: 'upstream_unreachable' | 'upstream_recovered'
+  /** Outage start and end (once each per outage), and every failed connection attempt. */
+  readonly event: 'upstream_unreachable' | 'upstream_recovered' | 'upstream_connect_failed'
   readonly datasource: string
   /** What failed: an error code such as `ECONNREFUSED`, or the error's class. */
   readonly error?: string

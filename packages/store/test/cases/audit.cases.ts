@@ -179,6 +179,42 @@ export function auditCases(makeStore: MakeStore): void {
       await expect(store.db.execute(sql`UPDATE admin_audit_log SET action = 'x'`)).rejects.toThrow()
       await expect(store.db.execute(sql`DELETE FROM query_audit_log`)).rejects.toThrow()
       await expect(store.db.execute(sql`TRUNCATE admin_audit_log`)).rejects.toThrow()
+      await expect(store.db.execute(sql`TRUNCATE login_audit_log`)).rejects.toThrow()
+    })
+
+    it('records login events in batches and lists them with filters, newest first', async () => {
+      const name = unique('guesser')
+      store.logins.record({
+        plane: 'data',
+        outcome: 'failed',
+        reason: 'unknown_user',
+        username: name,
+        client_address: '192.0.2.1',
+        datasource_name: 'shop',
+      })
+      store.logins.record({
+        plane: 'admin',
+        outcome: 'throttled',
+        reason: 'throttled_address',
+        username: name,
+        client_address: '192.0.2.1',
+      })
+      await store.logins.flush()
+      const page = await store.logins.list({ username: name })
+      expect(page.total).toBe(2)
+      expect(page.data.map((r) => [r.plane, r.outcome, r.reason])).toEqual([
+        ['admin', 'throttled', 'throttled_address'],
+        ['data', 'failed', 'unknown_user'],
+      ])
+      expect(page.data[1]).toMatchObject({
+        client_address: '192.0.2.1',
+        datasource_name: 'shop',
+        actor_id: null,
+      })
+      expect((await store.logins.list({ username: name, plane: 'data' })).total).toBe(1)
+      expect((await storeError(store.logins.list({ outcome: 'guessed' }))).code).toBe(
+        'invalid_parameter',
+      )
     })
 
     it('rolls back a mutation that queued no audit entry', async () => {
@@ -211,6 +247,7 @@ const READ_ONLY = new Set([
   'findByName',
   'getUserForAuth',
   'verifyPassword',
+  'checkPassword',
   'recordLogin',
   'types',
   'getConnection',

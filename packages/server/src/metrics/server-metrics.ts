@@ -1,0 +1,271 @@
+import { runtimeStats } from '@palisade/core'
+import type { Store } from '@palisade/store'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { LoginLogLine } from '../logins/login-guard.js'
+import type { LoginEvent } from '../pgwire/admission.js'
+import type { UpstreamEvent, UpstreamPoolState } from '../upstream/upstream.types.js'
+
+/** What the data plane reports as it runs (all optional for embedders without metrics). */
+export interface DataPlaneObserver {
+  /** One statement's end, as audited: its datasource, status and time from receipt to result. */
+  statement(datasource: string, status: string, elapsedMs: number | null): void
+  /** One rewrite by Palisade itself (cache hits included). */
+  rewrite(elapsedMs: number): void
+  /** A connection ended before its session was ready, by the SQLSTATE it was refused with. */
+  refused(sqlstate: string): void
+}
+
+/** What the metrics read at scrape time. */
+export interface MetricSources {
+  store: Store
+  /** Authenticated client sessions now. */
+  sessions(): number
+  /** Each PostgreSQL datasource's upstream pool now. */
+  upstreamPools(): readonly UpstreamPoolState[]
+}
+
+/** Refusal reasons by SQLSTATE; anything else is `other`. */
+const REFUSALS: Record<string, string> = {
+  '28P01': 'auth_failed',
+  '28000': 'tls_required',
+  '3D000': 'unknown_database',
+  '53300': 'too_many_connections',
+  '08006': 'upstream_unavailable',
+  '08P01': 'protocol_violation',
+  '57014': 'login_timeout',
+  '57P01': 'shutting_down',
+  '54000': 'message_too_long',
+}
+
+/** Buckets from 100 µs to 10 s: a proxy's own time is sub-millisecond, a report takes seconds. */
+const SECONDS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10,
+]
+
+/**
+ * Palisade's Prometheus metrics (docs/operations.md, "Metrics") in a registry of their own, so
+ * that several servers in one process (tests, embedders) do not collide. Counters the hot path
+ * touches are plain increments; everything that can be read is read at scrape time instead.
+ */
+export class ServerMetrics implements DataPlaneObserver {
+  readonly registry = new Registry()
+  #sources: MetricSources | undefined
+  readonly #statements: Counter<'datasource' | 'status'>
+  readonly #statementSeconds: Histogram<'datasource'>
+  readonly #rewriteSeconds: Histogram
+  readonly #refused: Counter<'reason'>
+  readonly #loginFailures: Counter<'plane' | 'reason'>
+  readonly #loginThrottled: Counter<'plane' | 'scope'>
+  readonly #upstreamEvents: Counter<'datasource' | 'event'>
+  readonly #changeLag: Histogram
+
+  constructor() {
+    const registers = [this.registry]
+    collectDefaultMetrics({ register: this.registry, prefix: 'palisade_' })
+    this.#statements = new Counter({
+      name: 'palisade_statements_total',
+      help: 'Statements that reached the data plane, by datasource and audit status',
+      labelNames: ['datasource', 'status'],
+      registers,
+    })
+    this.#statementSeconds = new Histogram({
+      name: 'palisade_statement_duration_seconds',
+      help: 'Time from a statement reaching Palisade to the end of its result (denied ones excluded)',
+      labelNames: ['datasource'],
+      buckets: SECONDS,
+      registers,
+    })
+    this.#rewriteSeconds = new Histogram({
+      name: 'palisade_rewrite_duration_seconds',
+      help: "Palisade's own time per statement: parse, policy rewrite and deparse, or a cache hit",
+      buckets: SECONDS,
+      registers,
+    })
+    this.#refused = new Counter({
+      name: 'palisade_client_connections_refused_total',
+      help: 'Data plane connections ended before their session was ready, by reason',
+      labelNames: ['reason'],
+      registers,
+    })
+    this.#loginFailures = new Counter({
+      name: 'palisade_login_failures_total',
+      help: 'Failed logins (wrong password, unknown or inactive user), by plane and reason',
+      labelNames: ['plane', 'reason'],
+      registers,
+    })
+    this.#loginThrottled = new Counter({
+      name: 'palisade_login_throttled_total',
+      help: 'Login attempts refused by the failed-login throttle, by plane and scope',
+      labelNames: ['plane', 'scope'],
+      registers,
+    })
+    this.#upstreamEvents = new Counter({
+      name: 'palisade_upstream_events_total',
+      help: 'Upstream outages (unreachable), recoveries and failed connection attempts',
+      labelNames: ['datasource', 'event'],
+      registers,
+    })
+    this.#changeLag = new Histogram({
+      name: 'palisade_change_feed_lag_seconds',
+      help: "Time from another instance's committed change to its arrival here (clocks must agree)",
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+      registers,
+    })
+    this.#scraped(registers)
+  }
+
+  /** Where the scrape-time values come from; until set, they are absent. */
+  attach(sources: MetricSources): void {
+    this.#sources = sources
+  }
+
+  /** The exposition text and its content type. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() }
+  }
+
+  statement(datasource: string, status: string, elapsedMs: number | null): void {
+    this.#statements.inc({ datasource, status })
+    if (elapsedMs !== null) this.#statementSeconds.observe({ datasource }, elapsedMs / 1000)
+  }
+
+  rewrite(elapsedMs: number): void {
+    this.#rewriteSeconds.observe(elapsedMs / 1000)
+  }
+
+  refused(sqlstate: string): void {
+    this.#refused.inc({ reason: REFUSALS[sqlstate] ?? 'other' })
+  }
+
+  /** A login that did not finish (timed out, or dropped for a newer pending connection). */
+  loginEvent(event: LoginEvent): void {
+    this.#refused.inc({
+      reason: event.event === 'login_timeout' ? 'login_timeout' : 'login_dropped',
+    })
+  }
+
+  /** A failed or throttled login, from the login guard. */
+  loginLine(line: LoginLogLine): void {
+    if (line.event === 'login_failed') {
+      this.#loginFailures.inc({ plane: line.attempt.plane, reason: line.reason })
+    } else this.#loginThrottled.inc({ plane: line.attempt.plane, scope: line.scope })
+  }
+
+  upstreamEvent(event: UpstreamEvent): void {
+    const name = event.event.replace(/^upstream_/, '')
+    this.#upstreamEvents.inc({ datasource: event.datasource, event: name })
+  }
+
+  /** A change another instance committed arrived after `lagMs`. */
+  changeArrived(lagMs: number): void {
+    this.#changeLag.observe(Math.max(0, lagMs) / 1000)
+  }
+
+  /** Metrics read from their sources at scrape time. */
+  #scraped(registers: Registry[]): void {
+    const sources = () => this.#sources
+    new Gauge({
+      name: 'palisade_client_sessions',
+      help: 'Authenticated data plane sessions open now',
+      registers,
+      collect() {
+        const s = sources()
+        if (s) this.set(s.sessions())
+      },
+    })
+    new Gauge({
+      name: 'palisade_upstream_sessions',
+      help: 'Upstream PostgreSQL sessions of each datasource now, busy or idle',
+      labelNames: ['datasource', 'state'],
+      registers,
+      collect() {
+        this.reset()
+        for (const pool of sources()?.upstreamPools() ?? []) {
+          this.set({ datasource: pool.datasource, state: 'idle' }, pool.idle)
+          this.set({ datasource: pool.datasource, state: 'busy' }, pool.size - pool.idle)
+        }
+      },
+    })
+    new Gauge({
+      name: 'palisade_upstream_waiting_clients',
+      help: 'Clients waiting for a free upstream session of each datasource now',
+      labelNames: ['datasource'],
+      registers,
+      collect() {
+        this.reset()
+        for (const pool of sources()?.upstreamPools() ?? []) {
+          this.set({ datasource: pool.datasource }, pool.waiting)
+        }
+      },
+    })
+    new Counter({
+      name: 'palisade_rewrite_cache_total',
+      help: 'Rewrites by where the answer came from: the text cache, a literal template, or a full rewrite',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        this.reset()
+        this.inc({ result: 'hit' }, runtimeStats.rewriteCacheHits)
+        this.inc({ result: 'template' }, runtimeStats.rewriteTemplateHits)
+        this.inc({ result: 'miss' }, runtimeStats.rewriteMisses)
+      },
+    })
+    new Counter({
+      name: 'palisade_decision_evaluations_total',
+      help: 'Decision-function evaluations',
+      registers,
+      collect() {
+        this.reset()
+        this.inc(runtimeStats.decisionEvaluations)
+      },
+    })
+    new Counter({
+      name: 'palisade_decision_errors_total',
+      help: 'Decision-function evaluations that failed, by kind (fuel and time limits, or other)',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        this.reset()
+        const { decisionErrors, decisionFuelExhausted, decisionTimeouts } = runtimeStats
+        this.inc({ kind: 'fuel' }, decisionFuelExhausted)
+        this.inc({ kind: 'time' }, decisionTimeouts)
+        this.inc({ kind: 'other' }, decisionErrors - decisionFuelExhausted - decisionTimeouts)
+      },
+    })
+    new Gauge({
+      name: 'palisade_query_audit_queue',
+      help: 'Query-audit rows waiting to be written to the store',
+      registers,
+      collect() {
+        const s = sources()
+        if (s) this.set(s.store.audit.queries.writer.queued)
+      },
+    })
+    new Counter({
+      name: 'palisade_query_audit_rows_total',
+      help: 'Query-audit rows by outcome: written, dropped (queue full) or failed (store refused)',
+      labelNames: ['result'],
+      registers,
+      collect() {
+        const s = sources()
+        if (!s) return
+        this.reset()
+        const { written, dropped, failed } = s.store.audit.queries.writer.stats
+        this.inc({ result: 'written' }, written)
+        this.inc({ result: 'dropped' }, dropped)
+        this.inc({ result: 'failed' }, failed)
+      },
+    })
+    new Counter({
+      name: 'palisade_login_audit_dropped_total',
+      help: 'Login-audit events lost (queue full or store unreachable)',
+      registers,
+      collect() {
+        const s = sources()
+        if (!s) return
+        this.reset()
+        this.inc(s.store.logins.stats.dropped)
+      },
+    })
+  }
+}
