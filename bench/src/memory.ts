@@ -36,8 +36,12 @@ function freePort(): Promise<number> {
 
 /** Resident memory of a process, from /proc (Linux). */
 function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
+  } catch {
+    return 0 // the process is gone
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -111,6 +115,7 @@ async function seed(s: Serve, scratch: ScratchDatabase | undefined): Promise<voi
       ? {
           name: 'bench',
           ds_type: 'postgres',
+          access_mode: 'open',
           config: {
             host: upstream['host'],
             port: upstream['port'],
@@ -118,8 +123,10 @@ async function seed(s: Serve, scratch: ScratchDatabase | undefined): Promise<voi
             username: upstream['user'],
             sslmode: 'disable',
           },
+          // One upstream session per client, so none waits.
+          pool_size: CLIENTS,
         }
-      : { name: 'bench', ds_type: 'pglite', config: { init_sql: SETUP } },
+      : { name: 'bench', ds_type: 'pglite', access_mode: 'open', config: { init_sql: SETUP } },
   )
   const { job_id } = await s.api('POST', `/datasources/${ds.id}/discover`, {
     action: 'save_catalog',
@@ -167,6 +174,7 @@ async function load(s: Serve): Promise<{ peak: number; queries: number }> {
         password: PASSWORD,
         database: 'bench',
       })
+      c.on('error', (error) => console.error(`bench/memory: a client failed: ${error.message}`))
       await c.connect()
       return c
     }),
@@ -213,31 +221,37 @@ export async function run(): Promise<void> {
   }
   try {
     for (const [name, databaseUrl] of stores) {
+      console.error(`bench/memory: ${name}`)
       const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-memory-'))
       try {
         let s = await serve(dir, databaseUrl)
-        await sleep(3000)
-        const first = rssOf(s.child.pid as number)
-        let reopened: number | undefined
-        if (!databaseUrl) {
-          await s.stop()
-          s = await serve(dir)
+        try {
           await sleep(3000)
-          reopened = rssOf(s.child.pid as number)
+          const first = rssOf(s.child.pid as number)
+          let reopened: number | undefined
+          if (!databaseUrl) {
+            await s.stop()
+            s = await serve(dir)
+            await sleep(3000)
+            reopened = rssOf(s.child.pid as number)
+          }
+          await seed(s, scratch)
+          const { peak, queries } = await load(s)
+          await sleep(2000)
+          const after = rssOf(s.child.pid as number)
+          rows.push([
+            name,
+            mb(first),
+            reopened === undefined ? '–' : mb(reopened),
+            mb(peak),
+            mb(after),
+            fmt(queries / (LOAD_MS / 1000), 0),
+          ])
+        } catch (error) {
+          console.error(`bench/memory: ${name}: ${(error as Error).message}`)
+        } finally {
+          if (s.child.exitCode === null) await s.stop()
         }
-        await seed(s, scratch)
-        const { peak, queries } = await load(s)
-        await sleep(2000)
-        const after = rssOf(s.child.pid as number)
-        rows.push([
-          name,
-          mb(first),
-          reopened === undefined ? '–' : mb(reopened),
-          mb(peak),
-          mb(after),
-          fmt(queries / (LOAD_MS / 1000), 0),
-        ])
-        await s.stop()
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
@@ -27,13 +28,36 @@ async function startPglite(options: PgliteDriverOptions): Promise<PGlite> {
   return client
 }
 
+/** Runs PGlite once in a child process to create the cluster in `dataDir`; false if it failed. */
+function createClusterInChild(dataDir: string): Promise<boolean> {
+  const script = [
+    'const { PGlite } = await import(process.env.PALISADE_PGLITE_URL)',
+    "const db = new PGlite({ dataDir: process.env.PALISADE_PGLITE_DIR, postgresqlconf: ['shared_buffers=16MB'] })",
+    'await db.waitReady',
+    'await db.close()',
+  ].join('\n')
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        PALISADE_PGLITE_URL: import.meta.resolve('@electric-sql/pglite'),
+        PALISADE_PGLITE_DIR: dataDir,
+      },
+    })
+    child.once('error', () => resolve(false))
+    child.once('exit', (code) => resolve(code === 0 && existsSync(join(dataDir, 'PG_VERSION'))))
+  })
+}
+
 /** Opens embedded PGlite. It is single-writer: transactions are serialized by PGlite itself. */
 export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promise<StoreDriver> {
   const { dataDir } = options
   if (dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) {
-    // Creating a cluster grows PGlite's memory by a few hundred MB that it never gives back:
-    // create it with a first instance, then serve from a second one that only opens it.
-    await (await startPglite(options)).close()
+    // Creating a cluster grows PGlite's memory by a few hundred MB that it never gives back,
+    // not even once closed: create it in a short-lived process, then serve from an instance
+    // that only opens it. Where no child process can run, a first instance here does it.
+    if (!(await createClusterInChild(dataDir))) await (await startPglite(options)).close()
   }
   const client = await startPglite(options)
   const db = drizzle(client, { schema }) as unknown as Db
