@@ -409,13 +409,17 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
       if (h.kind === 'pglite') ctx.skip() // PGlite runs statements on this thread: nothing can interrupt one.
       const alice = await h.connect('alice')
       const key = alice as unknown as { processID: number; secretKey: number }
-      const running = failure(
-        alice.query('SELECT count(*) FROM generate_series(1, 2000000000) AS g(x)'),
-      )
+      const sql = `SELECT count(*) AS canceled_${Date.now()} FROM generate_series(1, 2000000000) AS g(x)`
+      const running = failure(alice.query(sql))
       await new Promise((r) => setTimeout(r, 300))
       await rawExchange(h.plane.port, [serialize.cancel(key.processID, key.secretKey)], 500)
       expect(await running).toMatchObject({ code: '57014' })
       expect((await alice.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }])
+      // The canceled statement has its one audit row, as an error with the upstream's cause.
+      const rows = (await h.auditRows()).filter((r) => r.original_query === sql)
+      expect(rows.map((r) => [r.status, r.error_message])).toEqual([
+        ['error', 'canceling statement due to user request'],
+      ])
     })
 
     it('ends a session with 08006 once its access is revoked', async () => {
