@@ -209,7 +209,11 @@ export class QueryAnalyzer {
     for (const key in select) {
       if (key === 'withClause') continue
       const field = (select as NodeBody)[key]
-      if (field !== null && typeof field === 'object') this.#visit(field, scope)
+      if (field === null || typeof field !== 'object') continue
+      // Set-operation branches are bare SelectStmt bodies (no tag): a branch's own WITH
+      // (`… UNION (WITH i AS (…) SELECT … FROM i)`) must scope its CTEs like any SELECT.
+      if (key === 'larg' || key === 'rarg') this.#visitSelect(field as Pg.SelectStmt, scope)
+      else this.#visit(field, scope)
     }
   }
 

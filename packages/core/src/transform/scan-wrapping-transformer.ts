@@ -222,16 +222,21 @@ function innerScan(
   sample: Pg.RangeTableSample | undefined,
   pushed: readonly AstNode[],
 ): AstNode {
+  // The parser writes `inh: true` for a plain scan and leaves it out for `ONLY`.
+  const only = rv.inh !== true
   // The common case: the whole body was deparsed once per session.
-  if (rv.inh !== false && !sample && pushed.length === 0) return fragments.body
-  if (rv.inh !== false && !sample) {
+  if (!only && !sample && pushed.length === 0) return fragments.body
+  if (!only && !sample) {
     const conjuncts = fragments.whereText === undefined ? [] : [fragments.whereText]
     for (const conjunct of pushed) conjuncts.push(expressionText(conjunct))
     return scanBodyFragment(fragments.head, conjuncts, plan.filtered)
   }
   let scan: AstNode = rangeVar(plan.table.schema, plan.table.name)
-  if (rv.inh === false)
-    scan = { RangeVar: { ...(scan as { RangeVar: Pg.RangeVar }).RangeVar, inh: false } }
+  if (only) {
+    // The deparser prints ONLY for a RangeVar without `inh`, as the parser gives it.
+    const { inh: _inh, ...rest } = (scan as { RangeVar: Pg.RangeVar }).RangeVar
+    scan = { RangeVar: rest }
+  }
   if (sample) scan = { RangeTableSample: { ...sample, relation: scan } }
   return selectStmt({
     targets: [fragments.targets],
