@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto'
 import { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { rewrite } from '../src/rewrite.js'
 import type { CompiledSession } from '../src/session/compiled-session.js'
@@ -120,13 +122,53 @@ const CORPUS = [
   'SELECT id FROM articles GROUP BY title',
 ]
 
-let db: PGlite
+/** Runs SQL and reports rows, column names and type OIDs, or the SQLSTATE. */
+type Answer = (sql: string) => Promise<unknown>
+
+const pgUrl = process.env['PALISADE_TEST_PG_URL']
 const sessions: [string, CompiledSession][] = []
+const targets: [string, Answer][] = []
+const closers: (() => Promise<unknown>)[] = []
+
+function answering(
+  query: (
+    sql: string,
+  ) => Promise<{ rows: unknown[]; fields: { name: string; dataTypeID: number }[] }>,
+): Answer {
+  return async (sql) => {
+    try {
+      const result = await query(sql)
+      return { rows: result.rows, columns: result.fields.map((f) => [f.name, f.dataTypeID]) }
+    } catch (error) {
+      return { sqlstate: (error as { code?: string }).code }
+    }
+  }
+}
 
 beforeAll(async () => {
-  db = await PGlite.create()
-  await db.exec(SETUP)
-  const catalog = await readCatalogWithViews(db, ['public'])
+  const lite = await PGlite.create()
+  closers.push(() => lite.close())
+  await lite.exec(SETUP)
+  targets.push(['PGlite', answering((sql) => lite.query(sql))])
+  if (pgUrl) {
+    // The same schema in a scratch database of the PostgreSQL server.
+    const database = `palisade_fidelity_${randomBytes(4).toString('hex')}`
+    const admin = new pg.Client({ connectionString: pgUrl })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${database}`)
+    const url = new URL(pgUrl)
+    url.pathname = `/${database}`
+    const client = new pg.Client({ connectionString: url.toString() })
+    await client.connect()
+    await client.query(SETUP)
+    closers.push(async () => {
+      await client.end()
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+      await admin.end()
+    })
+    targets.push(['PostgreSQL', answering((sql) => client.query(sql) as never)])
+  }
+  const catalog = await readCatalogWithViews(lite, ['public'])
   sessions.push(['no policy', await makeSession(catalog, { accessMode: 'open' })])
   sessions.push([
     'an always-true row filter on every table',
@@ -135,20 +177,12 @@ beforeAll(async () => {
       policies: [policy('row_filter', { filterExpression: '1 = 1' })],
     }),
   ])
+}, 60_000)
+afterAll(async () => {
+  for (const close of closers.reverse()) await close()
 })
-afterAll(() => db?.close())
 
-/** Rows, column names and type OIDs, or the SQLSTATE. */
-async function answer(sql: string): Promise<unknown> {
-  try {
-    const result = await db.query(sql)
-    return { rows: result.rows, columns: result.fields.map((f) => [f.name, f.dataTypeID]) }
-  } catch (error) {
-    return { sqlstate: (error as { code?: string }).code }
-  }
-}
-
-async function through(session: CompiledSession, sql: string): Promise<unknown> {
+async function through(answer: Answer, session: CompiledSession, sql: string): Promise<unknown> {
   let statements: string[]
   try {
     statements = rewrite(sql, session).statements.map((s) => s.sql)
@@ -161,14 +195,16 @@ async function through(session: CompiledSession, sql: string): Promise<unknown> 
 describe('the rewrite keeps PostgreSQL semantics', () => {
   it(`answers ${CORPUS.length} statements as PostgreSQL does, with and without a row filter`, async () => {
     const differences: string[] = []
-    for (const sql of CORPUS) {
-      const direct = await answer(sql)
-      for (const [name, session] of sessions) {
-        const via = await through(session, sql)
-        if (JSON.stringify(via) !== JSON.stringify(direct)) {
-          differences.push(
-            `${name}: ${sql}\n  direct: ${JSON.stringify(direct).slice(0, 300)}\n  through: ${JSON.stringify(via).slice(0, 300)}`,
-          )
+    for (const [target, answer] of targets) {
+      for (const sql of CORPUS) {
+        const direct = await answer(sql)
+        for (const [name, session] of sessions) {
+          const via = await through(answer, session, sql)
+          if (JSON.stringify(via) !== JSON.stringify(direct)) {
+            differences.push(
+              `${target}, ${name}: ${sql}\n  direct: ${JSON.stringify(direct).slice(0, 300)}\n  through: ${JSON.stringify(via).slice(0, 300)}`,
+            )
+          }
         }
       }
     }

@@ -46,7 +46,6 @@ export interface ClientPeer {
 }
 
 /** What every connection of one data plane shares. */
-
 export interface ConnectionServices {
   backend: DataPlaneBackend
   sessions: SessionRegistry
@@ -185,7 +184,8 @@ export class ConnectionHandler implements MessageHandler {
     }
     const decision = logins.check(attempt)
     if (decision.throttled) {
-      // Answered like a wrong password, only later: the delay is the one signal (issue 22).
+      // Answered like a wrong password, only later: the delay is the one signal
+      // (docs/operations.md, "Failed logins").
       const hold = Math.min(decision.retryAfterMs, this.#peer.loginDeadline - 250 - Date.now())
       if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold))
       throw authFailed(this.#username)
