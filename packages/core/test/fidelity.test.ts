@@ -114,6 +114,55 @@ const CORPUS = [
   // views
   'SELECT * FROM big_q1 ORDER BY q1, q2',
   'SELECT count(*) FROM big_q1 b JOIN articles a ON a.id = b.q1',
+  // more expressions and clauses
+  'SELECT q1 % 7, q2 >> 2, abs(q2), sign(q2), q1 & 255 FROM int8_tbl ORDER BY 1, 2',
+  'SELECT round(age / 7.0, 2), trunc(gpa), greatest(age, 25), least(age, 25) FROM student ORDER BY 1',
+  "SELECT name || '-' || age, concat_ws('/', name, age), format('%s:%s', name, age) FROM person ORDER BY 1",
+  "SELECT left(title, 2), right(title, 2), lpad(title, 7, '*'), reverse(title), initcap(title) FROM articles ORDER BY id",
+  "SELECT split_part('a,b,c', ',', 2), position('b' IN 'abc'), md5(title) FROM articles ORDER BY id",
+  "SELECT id BETWEEN 2 AND 3, id IS DISTINCT FROM 2, body IS NULL, title LIKE '_e%' FROM articles ORDER BY id",
+  'SELECT generate_series(1, 3) AS g',
+  'SELECT g, g * g FROM generate_series(1, 4) AS g ORDER BY g DESC',
+  "SELECT * FROM unnest(ARRAY[1, 2], ARRAY['a', 'b']) AS u(n, s)",
+  'SELECT * FROM generate_series(1, 3) WITH ORDINALITY AS t(v, i)',
+  'SELECT array_agg(DISTINCT q1 ORDER BY q1) FROM int8_tbl',
+  'SELECT bool_and(age > 18), bool_or(age > 35), every(age < 100) FROM person',
+  'SELECT count(DISTINCT q1), count(*) FILTER (WHERE q1 = q2) FROM int8_tbl',
+  'SELECT min(title), max(at), sum(age)::int FROM articles, events, person',
+  'SELECT stddev_samp(age)::numeric(10, 4), variance(age)::numeric(10, 4) FROM person',
+  'SELECT q1, q2 FROM int8_tbl ORDER BY q1 USING >, q2 USING <',
+  'SELECT id FROM articles ORDER BY body NULLS FIRST, id',
+  "SELECT id, title FROM articles WHERE (id, title) IN ((1, 'alpha'), (2, 'x'))",
+  "SELECT * FROM articles WHERE id = ANY ('{1,3}'::int[]) ORDER BY id",
+  'SELECT x FROM (SELECT q1 AS x FROM int8_tbl) s WHERE x > 200 GROUP BY x ORDER BY x',
+  'SELECT s.total FROM (SELECT sum(age) AS total FROM person) s',
+  'SELECT * FROM (SELECT * FROM articles ORDER BY id LIMIT 2) a JOIN (SELECT 1 AS id) b USING (id)',
+  'SELECT a.title, b.title FROM articles a CROSS JOIN articles b WHERE a.id < b.id ORDER BY 1, 2',
+  'SELECT name FROM person WHERE name IN (SELECT name FROM student) ORDER BY 1',
+  'SELECT name FROM person p WHERE age = ALL (SELECT age FROM person q WHERE q.name = p.name) ORDER BY 1',
+  "SELECT * FROM articles a WHERE EXISTS (SELECT 1 FROM LATERAL unnest(a.tags) t WHERE t = 'a')",
+  "SELECT (SELECT count(*) FROM events e WHERE e.kind = k.kind) FROM (VALUES ('a'), ('b')) k(kind) ORDER BY 1",
+  'WITH RECURSIVE f(n, v) AS (SELECT 1, 1::numeric UNION ALL SELECT n + 1, v * (n + 1) FROM f WHERE n < 10) SELECT max(v) FROM f',
+  'WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT sum(n) FROM t',
+  'WITH x AS (SELECT * FROM int8_tbl) SELECT * FROM x a JOIN x b ON a.q1 = b.q2 ORDER BY 1, 2, 3, 4',
+  "SELECT jsonb_path_query_array(meta, '$.k[*]') FROM articles ORDER BY id",
+  "SELECT jsonb_set(meta, '{n}', '5') FROM articles WHERE meta IS NOT NULL ORDER BY id",
+  'SELECT meta @> \'{"n": 1}\' FROM articles ORDER BY id',
+  "SELECT jsonb_typeof(meta->'k'), jsonb_array_length(meta->'k') FROM articles WHERE meta ? 'k'",
+  'SELECT row_to_json(r) FROM (SELECT id, title FROM articles) r ORDER BY 1::text',
+  'SELECT json_agg(r ORDER BY r.id) FROM (SELECT id, title FROM articles) r',
+  'SELECT int8range(q1, q2) FROM int8_tbl WHERE q1 < q2 ORDER BY 1',
+  'SELECT r * int4range(3, 7) FROM spans ORDER BY id',
+  'SELECT range_merge(r, int4range(20, 21)) FROM spans WHERE NOT isempty(r) ORDER BY id',
+  "SELECT at, to_char(at, 'YYYY-MM'), at::timestamp + interval '1 day' FROM events ORDER BY id",
+  "SELECT age('2026-11-25'::date, at) FROM events ORDER BY id",
+  'SELECT make_date(2026, 11, 5) = at FROM events ORDER BY id',
+  "SELECT CASE kind WHEN 'a' THEN 1 WHEN 'b' THEN 2 END FROM events ORDER BY id",
+  "SELECT id, kind FROM events WHERE at >= DATE '2026-11-01' ORDER BY id",
+  "SELECT * FROM events WHERE at BETWEEN SYMMETRIC '2026-11-30' AND '2026-10-01' ORDER BY id",
+  "SELECT 0.1::float8 + 0.2::float8, 1e300::float8 * 10, 'NaN'::numeric",
+  "SELECT '12.345'::numeric(5, 1), 7 / 2, 7 / 2.0, -7 % 3",
+  'SELECT x FROM int8_tbl AS t(x) ORDER BY 1 LIMIT 2',
   // errors must match too
   'SELECT 1/0',
   "SELECT q1 FROM int8_tbl WHERE q1 = 'x'",
@@ -192,22 +241,51 @@ async function through(answer: Answer, session: CompiledSession, sql: string): P
   return answer(statements.join(';\n'))
 }
 
-describe('the rewrite keeps PostgreSQL semantics', () => {
-  it(`answers ${CORPUS.length} statements as PostgreSQL does, with and without a row filter`, async () => {
-    const differences: string[] = []
-    for (const [target, answer] of targets) {
-      for (const sql of CORPUS) {
-        const direct = await answer(sql)
-        for (const [name, session] of sessions) {
-          const via = await through(answer, session, sql)
-          if (JSON.stringify(via) !== JSON.stringify(direct)) {
-            differences.push(
-              `${target}, ${name}: ${sql}\n  direct: ${JSON.stringify(direct).slice(0, 300)}\n  through: ${JSON.stringify(via).slice(0, 300)}`,
-            )
-          }
+/** Every target's and session's answer that differs from the direct one, described. */
+async function differencesOf(statements: readonly string[]): Promise<string> {
+  const differences: string[] = []
+  for (const [target, answer] of targets) {
+    for (const sql of statements) {
+      const direct = await answer(sql)
+      for (const [name, session] of sessions) {
+        const via = await through(answer, session, sql)
+        if (JSON.stringify(via) !== JSON.stringify(direct)) {
+          differences.push(
+            `${target}, ${name}: ${sql}\n  direct: ${JSON.stringify(direct).slice(0, 300)}\n  through: ${JSON.stringify(via).slice(0, 300)}`,
+          )
         }
       }
     }
-    expect(differences.join('\n')).toBe('')
+  }
+  return differences.join('\n')
+}
+
+/**
+ * Known differences, still open: each is expected to differ (`it.fails`), so fixing one makes
+ * its case fail until it moves into the corpus above.
+ */
+const KNOWN_DIFFERENCES = [
+  // A whole-row reference to a wrapped table is a record, not the table's row type.
+  'SELECT coalesce(t) FROM int8_tbl t',
+  'SELECT pg_typeof(t)::text FROM int8_tbl t',
+  // Grouping by a primary key: the wrapper hides the functional dependency (42803).
+  'SELECT id, title FROM articles GROUP BY id',
+  // Built-ins the allowlists do not know yet.
+  "SELECT to_tsvector('english', body)::text FROM articles ORDER BY id",
+  'SELECT date(at) FROM events ORDER BY id',
+  "SELECT meta #- '{n}' FROM articles ORDER BY id",
+  "SELECT title !~* 'A' FROM articles ORDER BY id",
+  "SELECT '{1,2}'::_int4",
+]
+
+describe('the rewrite keeps PostgreSQL semantics', () => {
+  it(`answers ${CORPUS.length} statements as PostgreSQL does, with and without a row filter`, async () => {
+    expect(await differencesOf(CORPUS)).toBe('')
   }, 120_000)
+
+  for (const sql of KNOWN_DIFFERENCES) {
+    it.fails(`still differs: ${sql}`, async () => {
+      expect(await differencesOf([sql])).toBe('')
+    })
+  }
 })
