@@ -8,10 +8,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { freePort } from './free-port.js'
 import { PASSWORD, SETUP } from './proxy-fixture.js'
 import { createScratchDatabase, type ScratchDatabase } from './scratch-database.js'
 import { fmt, printTable } from './stats.js'
@@ -21,18 +21,6 @@ const CLIENTS = Number(process.env['BENCH_MEMORY_CLIENTS'] ?? 16)
 const LOAD_MS = Number(process.env['BENCH_MEMORY_MS'] ?? 8000)
 const CLI = new URL('../../packages/server/dist/cli.js', import.meta.url).pathname
 const ADMIN = { username: 'admin', password: 'Bench-admin-1' }
-
-/** A free TCP port on the loopback. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 /** Resident memory of a process, from /proc (Linux). */
 function rssOf(pid: number): number {

@@ -6,9 +6,10 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './free-port.js'
 
 export interface PgbouncerTarget {
   host: string
@@ -26,14 +27,6 @@ const CANDIDATES = ['pgbouncer', '/usr/sbin/pgbouncer', '/usr/local/bin/pgbounce
 
 function findBinary(): string | undefined {
   return CANDIDATES.find((bin) => spawnSync(bin, ['--version']).status === 0)
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return typeof address === 'object' && address ? address.port : 0
 }
 
 /**
