@@ -118,7 +118,12 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       new LoginThrottle(config.loginThrottle),
       (record) => store.logins.record(record),
       both(loginGuardLog(logger), (line) => metrics.loginLine(line)),
+      (scope, key) => store.changes.signal({ type: 'login_throttle_cleared', scope, key }),
     )
+    // A throttle cleared through another instance's admin API is cleared here too.
+    store.changes.onSignal((signal) => {
+      if (signal.type === 'login_throttle_cleared') logins.throttle.clear(signal.scope, signal.key)
+    })
     const dataPlane = await createDataPlane({
       logins,
       store,

@@ -21,6 +21,7 @@ import { Writable } from 'node:stream'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger, createServer, type PalisadeServer } from '../src/index.js'
+import { adminLogin } from './fixtures/login-clients.js'
 import { PASSWORD, type SeededShop, seedShop } from './fixtures/seed-store.js'
 import { SHOP_SQL } from './fixtures/shop.js'
 import { TcpRelay } from './fixtures/tcp-relay.js'
@@ -290,6 +291,31 @@ describe.skipIf(!url)('several instances on one PostgreSQL store (PALISADE_TEST_
     expect(await count(alice)).toBe(2)
     const again = await connect(b)
     expect(await count(again)).toBe(2)
+  })
+
+  it('a login throttle cleared through A is cleared on B too', async () => {
+    const address = '127.0.0.77'
+    let answer = await adminLogin(b.server, OPS.username, 'Wrong-passw0rd!', address)
+    for (let i = 0; i < 30 && answer.status !== 429; i++) {
+      answer = await adminLogin(b.server, OPS.username, 'Wrong-passw0rd!', address)
+    }
+    expect(answer.status).toBe(429)
+    // Counters live in each instance: A never saw these failures.
+    expect((await a.api('GET', '/login-throttles')).body).toEqual([])
+    // The account limit (10) comes before the address limit (20).
+    expect((await b.api('GET', '/login-throttles')).body).toContainEqual(
+      expect.objectContaining({ scope: 'account', key: OPS.username }),
+    )
+    const cleared = await a.api(
+      'DELETE',
+      `/login-throttles?address=${address}&username=${OPS.username}`,
+    )
+    expect(cleared.status).toBe(204)
+    await until('B to clear the throttle', async () => {
+      const listed = (await b.api('GET', '/login-throttles')).body as unknown[]
+      return listed.length === 0
+    })
+    expect((await adminLogin(b.server, OPS.username, OPS.password, address)).status).toBe(200)
   })
 
   it('access revoked through A ends the session on B at its next query', async () => {

@@ -16,6 +16,25 @@ export type ChangeNotice = ChangeEvent & { origin: 'local' | 'remote' }
 /** A subscriber; exceptions it throws are swallowed so one bad subscriber cannot stop others. */
 export type ChangeListener = (notice: ChangeNotice) => void
 
+/** A message for the other instances about state each keeps in memory. */
+export type InstanceSignal = {
+  type: 'login_throttle_cleared'
+  scope: 'address' | 'account'
+  key: string
+}
+
+function decodeSignal(raw: unknown): InstanceSignal | null {
+  const s = raw as Partial<InstanceSignal> | null
+  if (
+    s?.type === 'login_throttle_cleared' &&
+    (s.scope === 'address' || s.scope === 'account') &&
+    typeof s.key === 'string'
+  ) {
+    return { type: s.type, scope: s.scope, key: s.key }
+  }
+  return null
+}
+
 /** The NOTIFY channel the PostgreSQL driver uses. */
 export const CHANGE_CHANNEL = 'palisade_changes'
 
@@ -68,6 +87,7 @@ export type ChangeFeedEvent =
  */
 export class ChangeFeed {
   readonly #listeners = new Set<ChangeListener>()
+  readonly #signalListeners = new Set<(signal: InstanceSignal) => void>()
   readonly #confirmations = new ChangeConfirmations()
   readonly #onEvent: (event: ChangeFeedEvent) => void
   #transport: ChangeTransport | undefined
@@ -78,6 +98,22 @@ export class ChangeFeed {
   constructor(instanceId: string, onEvent: (event: ChangeFeedEvent) => void = () => {}) {
     this.instanceId = instanceId
     this.#onEvent = onEvent
+  }
+
+  /**
+   * Sends a signal to the other instances (best effort, no confirmation): state that lives in
+   * each process rather than in the store, such as a login throttle an admin cleared.
+   */
+  signal(signal: InstanceSignal): void {
+    this.#transport?.notify(JSON.stringify({ i: this.instanceId, s: signal }))
+  }
+
+  /** Registers a listener for other instances' signals; returns the unsubscribe function. */
+  onSignal(listener: (signal: InstanceSignal) => void): () => void {
+    this.#signalListeners.add(listener)
+    return () => {
+      this.#signalListeners.delete(listener)
+    }
   }
 
   /** Registers a listener; returns the unsubscribe function. */
@@ -151,7 +187,7 @@ export class ChangeFeed {
 
   /** Handles a NOTIFY payload. Malformed payloads become `everyone`. */
   receive(payload: string): void {
-    let parsed: { i?: unknown; n?: unknown; e?: unknown; t?: unknown; ack?: unknown }
+    let parsed: { i?: unknown; n?: unknown; e?: unknown; t?: unknown; ack?: unknown; s?: unknown }
     try {
       parsed = JSON.parse(payload) as typeof parsed
     } catch {
@@ -160,6 +196,19 @@ export class ChangeFeed {
     }
     if (parsed.i === this.instanceId) return
     const from = typeof parsed.i === 'string' ? parsed.i : undefined
+    if (from && parsed.s !== undefined) {
+      const signal = decodeSignal(parsed.s)
+      if (signal) {
+        for (const listener of this.#signalListeners) {
+          try {
+            listener(signal)
+          } catch {
+            // One failing listener must not keep the signal from the others.
+          }
+        }
+      }
+      return
+    }
     if (from && parsed.ack !== undefined) {
       const [to, seq] = Array.isArray(parsed.ack) ? (parsed.ack as unknown[]) : []
       if (to === this.instanceId && typeof seq === 'number') this.#confirmations.confirm(from, seq)

@@ -10,6 +10,7 @@ import {
   ChangeFeed,
   type ChangeFeedEvent,
   type ChangeListener,
+  type InstanceSignal,
   listenerApplicationName,
 } from './change-feed.js'
 import type { StoreContext } from './context.js'
@@ -86,7 +87,13 @@ export interface Store {
     }
   }
   /** After-commit change events (admin-api 1.7), local and from other instances. */
-  readonly changes: { subscribe(listener: ChangeListener): () => void }
+  readonly changes: {
+    subscribe(listener: ChangeListener): () => void
+    /** Tells the other instances on the store (PostgreSQL) about in-memory state; best effort. */
+    signal(signal: InstanceSignal): void
+    /** Hears the other instances' signals. */
+    onSignal(listener: (signal: InstanceSignal) => void): () => void
+  }
   /** Shorthand for `sessions.buildSessionInput`. */
   buildSessionInput: SessionContextBuilder['buildSessionInput']
   /** Shorthand for `users.getUserForAuth`. */
@@ -191,7 +198,11 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
         writer,
       },
     },
-    changes: { subscribe: (listener) => feed.subscribe(listener) },
+    changes: {
+      subscribe: (listener) => feed.subscribe(listener),
+      signal: (signal) => feed.signal(signal),
+      onSignal: (listener) => feed.onSignal(listener),
+    },
     buildSessionInput: (username, datasourceName) =>
       sessions.buildSessionInput(username, datasourceName),
     getUserForAuth: (username) => users.getUserForAuth(username),

@@ -30,6 +30,7 @@ export type {
   ChangeFeedEvent,
   ChangeListener,
   ChangeNotice,
+  InstanceSignal,
 } from './change-feed.js'
 export { type CreateStoreOptions, createStore, type Store } from './create-store.js'
 export { DATASOURCE_TYPES, DS_TYPES, type DsType } from './datasource-config.js'

@@ -31,15 +31,19 @@ export class LoginGuard {
   readonly throttle: LoginThrottle
   readonly #audit: (record: LoginAuditRecord) => void
   readonly #log: (line: LoginLogLine) => void
+  readonly #broadcast: (scope: 'address' | 'account', key: string) => void
 
+  /** `broadcast` tells the other instances on the same store about a cleared throttle. */
   constructor(
     throttle: LoginThrottle = new LoginThrottle(),
     audit: (record: LoginAuditRecord) => void = () => {},
     log: (line: LoginLogLine) => void = () => {},
+    broadcast: (scope: 'address' | 'account', key: string) => void = () => {},
   ) {
     this.throttle = throttle
     this.#audit = audit
     this.#log = log
+    this.#broadcast = broadcast
   }
 
   /** Whether the attempt may be checked; a throttled one is audited and logged here. */
@@ -68,9 +72,13 @@ export class LoginGuard {
     this.#log({ event: 'login_failed', attempt, reason })
   }
 
-  /** An admin cleared a key: its failures are forgotten here, and the clearing is audited. */
+  /**
+   * An admin cleared a key: its failures are forgotten here and on the other instances, and
+   * the clearing is audited.
+   */
   cleared(scope: 'address' | 'account', key: string, actorId: string): void {
     this.throttle.clear(scope, key)
+    this.#broadcast(scope, key)
     this.#audit({
       plane: 'admin',
       outcome: 'cleared',
