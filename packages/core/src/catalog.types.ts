@@ -29,6 +29,11 @@ export interface CatalogTable {
    * expanded; when absent, the definition's direct reads are used.
    */
   reads?: readonly RelationName[] | null
+  /**
+   * Tables this one inherits from or is a partition of, nearest first, transitively (upstream
+   * names). Policies that target any of them apply to this table too.
+   */
+  ancestors?: readonly RelationName[] | null
 }
 
 /** An exposed schema; `alias` is the name SQL users see (admin-api 7), policies match `name`. */

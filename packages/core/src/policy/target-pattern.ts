@@ -1,3 +1,4 @@
+import type { RelationName } from '../catalog.types.js'
 import type { PolicyTarget } from './policy.types.js'
 
 /**
@@ -29,6 +30,24 @@ export function targetsMatchTable(
   table: string,
 ): boolean {
   return targets.some((t) => targetMatchesTable(t, schema, table))
+}
+
+/**
+ * Whether any target entry names the table or one of its ancestors (the tables it inherits
+ * from or is a partition of): a parent's policies follow its rows into every child.
+ */
+export function targetsMatchLineage(
+  targets: readonly PolicyTarget[],
+  lineage: readonly RelationName[],
+  column?: string,
+): boolean {
+  return targets.some((t) =>
+    lineage.some(
+      (r) =>
+        targetMatchesTable(t, r.schema, r.table) &&
+        (column === undefined || matchesAny(t.columns ?? undefined, column)),
+    ),
+  )
 }
 
 /** Whether any target entry names this column of the table. */

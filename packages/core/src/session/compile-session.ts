@@ -69,7 +69,7 @@ export function compileSessionSync(
     const tables = new Map<string, TableEntry>()
     for (const table of schema.tables) {
       const exposed = { schema: schema.name, visibleSchema: visible, table, name: table.name }
-      const policies = policiesForTable(runtimes, schema.name, table.name)
+      const policies = policiesForTable(runtimes, schema.name, table.name, table.ancestors ?? [])
       const plan = buildScanPlan(
         exposed,
         policies,

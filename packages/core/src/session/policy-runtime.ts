@@ -1,7 +1,8 @@
+import type { RelationName } from '../catalog.types.js'
 import { AccessRulesError, isPalisadeError } from '../errors.js'
 import type { AppliedPolicy, DecisionRecord, EffectivePolicy } from '../policy/policy.types.js'
 import { type PolicyExpression, parsePolicyExpression } from '../policy/policy-expression.js'
-import { targetsMatchTable } from '../policy/target-pattern.js'
+import { targetsMatchLineage } from '../policy/target-pattern.js'
 
 /**
  * Whether a policy fires, as far as the session knows: `fires`/`skipped` were settled at
@@ -80,17 +81,22 @@ export interface TablePolicies {
   readonly tableDenies: readonly PolicyRuntime[]
 }
 
-/** Groups the policies that target a table (upstream schema name) by type. */
+/**
+ * Groups the policies that target a table (upstream schema name), or one of its `ancestors`
+ * (inheritance parents, partitioned tables), by type.
+ */
 export function policiesForTable(
   runtimes: readonly PolicyRuntime[],
   schema: string,
   table: string,
+  ancestors: readonly RelationName[] = [],
 ): TablePolicies {
+  const lineage = [{ schema, table }, ...ancestors]
   const out = { rowFilters: [], masks: [], allows: [], columnDenies: [], tableDenies: [] } as {
     [K in keyof TablePolicies]: PolicyRuntime[]
   }
   for (const runtime of runtimes) {
-    if (!targetsMatchTable(runtime.policy.targets, schema, table)) continue
+    if (!targetsMatchLineage(runtime.policy.targets, lineage)) continue
     switch (runtime.policy.type) {
       case 'row_filter':
         out.rowFilters.push(runtime)

@@ -6,7 +6,7 @@ import {
   targetListFragment,
 } from '../ast/deparse.js'
 import { type AstNode, and, columnRef, rangeVar, resTarget, selectStmt } from '../ast/node.js'
-import type { CatalogTable } from '../catalog.types.js'
+import type { CatalogTable, RelationName } from '../catalog.types.js'
 import { AccessRulesError, isPalisadeError, type PalisadeError } from '../errors.js'
 import {
   type BindEnvironment,
@@ -15,7 +15,7 @@ import {
   bindMask,
 } from '../policy/bind-expression.js'
 import type { AppliedPolicy, EffectivePolicy } from '../policy/policy.types.js'
-import { matchesAny } from '../policy/target-pattern.js'
+import { targetsMatchLineage } from '../policy/target-pattern.js'
 import type { AccessMode } from '../session-context.types.js'
 import type { PolicyOutcome, PolicyRuntime, TablePolicies } from './policy-runtime.js'
 
@@ -82,6 +82,8 @@ export function buildScanPlan(
   }
   const schema = table.schema
   const tableName = table.name
+  // Column targets name the table or an ancestor's same-named column (children have them all).
+  const lineage = [{ schema, table: tableName }, ...(table.table.ancestors ?? [])]
   if (policies.tableDenies.filter((p) => note(p)).length > 0) return null
   const allows = policies.allows.filter((p) => note(p))
   if (accessMode === 'policy_required' && allows.length === 0) return null
@@ -89,8 +91,8 @@ export function buildScanPlan(
   const allColumns = table.table.columns.map((c) => c.name)
   const columns = allColumns.filter(
     (column) =>
-      (allows.length === 0 || allows.some((p) => columnMatches(p, schema, tableName, column))) &&
-      !denies.some((p) => columnMatches(p, schema, tableName, column)),
+      (allows.length === 0 || allows.some((p) => columnMatches(p, lineage, column))) &&
+      !denies.some((p) => columnMatches(p, lineage, column)),
   )
   const visible = new Set(columns)
   const denied = new Set(allColumns.filter((c) => !visible.has(c)))
@@ -105,7 +107,7 @@ export function buildScanPlan(
   const masked = new Set<string>()
   try {
     const targets = columns.map((column) => {
-      const mask = lowestPriorityMask(masks, schema, tableName, column)
+      const mask = lowestPriorityMask(masks, lineage, column)
       if (!mask) return resTarget(columnRef(tableName, column))
       masked.add(column)
       if (!mask.mask)
@@ -152,24 +154,22 @@ export function buildScanPlan(
   }
 }
 
-function columnMatches(p: PolicyRuntime, schema: string, table: string, column: string): boolean {
-  return p.policy.targets.some(
-    (t) =>
-      matchesAny(t.schemas, schema) &&
-      matchesAny(t.tables, table) &&
-      matchesAny(t.columns ?? undefined, column),
-  )
+function columnMatches(
+  p: PolicyRuntime,
+  lineage: readonly RelationName[],
+  column: string,
+): boolean {
+  return targetsMatchLineage(p.policy.targets, lineage, column)
 }
 
 function lowestPriorityMask(
   masks: readonly PolicyRuntime[],
-  schema: string,
-  table: string,
+  lineage: readonly RelationName[],
   column: string,
 ): PolicyRuntime | undefined {
   let best: PolicyRuntime | undefined
   for (const mask of masks) {
-    if (!columnMatches(mask, schema, table, column)) continue
+    if (!columnMatches(mask, lineage, column)) continue
     if (!best || maskOrder(mask.policy, best.policy) < 0) best = mask
   }
   return best
