@@ -42,6 +42,8 @@ export interface SaveTableInput {
   /** Views and materialized views, as discovery read them upstream. */
   view_definition?: string | null
   view_reads?: RelationName[] | null
+  /** Tables it inherits from or is a partition of, nearest first, as discovery read them. */
+  ancestors?: RelationName[] | null
   columns?: SaveColumnInput[] | null
 }
 
@@ -70,6 +72,8 @@ export interface CatalogView {
       view_definition?: string | null
       /** Views and materialized views: every relation they read, through other views too. */
       view_reads?: RelationName[] | null
+      /** Tables it inherits from or is a partition of, nearest first (their policies apply). */
+      ancestors?: RelationName[] | null
       columns: {
         id: string
         column_name: string
@@ -105,6 +109,7 @@ const saveSchema = v.array(
         view_reads: v.nullish(
           v.array(v.object({ schema: name, table: name }), 'expected an array'),
         ),
+        ancestors: v.nullish(v.array(v.object({ schema: name, table: name }), 'expected an array')),
         columns: v.nullish(
           v.array(
             v.object({
@@ -173,6 +178,7 @@ async function readCatalog(db: Db, datasourceId: string): Promise<CatalogView> {
           is_selected: t.isSelected,
           view_definition: t.viewDefinition,
           view_reads: t.viewReads,
+          ancestors: t.ancestors,
           columns: columns
             .filter((c) => c.tableId === t.id)
             .map((c) => ({
@@ -203,6 +209,7 @@ export function exposedOf(view: CatalogView): Catalog {
           kind: t.table_type as TableKind,
           ...(t.view_definition ? { definition: t.view_definition } : {}),
           ...(t.view_reads ? { reads: t.view_reads } : {}),
+          ...(t.ancestors && t.ancestors.length > 0 ? { ancestors: t.ancestors } : {}),
           columns: t.columns
             .filter((c) => c.is_selected)
             .map((c) => ({ name: c.column_name, type: c.data_type, nullable: c.is_nullable })),
@@ -220,7 +227,14 @@ export async function readExposedCatalog(db: Db, datasourceId: string): Promise<
 function definitionsOf(catalog: Catalog): string {
   return JSON.stringify(
     catalog.schemas.flatMap((s) =>
-      s.tables.map((t) => [s.name, t.name, t.kind, t.definition ?? null, t.reads ?? null]),
+      s.tables.map((t) => [
+        s.name,
+        t.name,
+        t.kind,
+        t.definition ?? null,
+        t.reads ?? null,
+        t.ancestors ?? null,
+      ]),
     ),
   )
 }
@@ -442,10 +456,12 @@ export class CatalogService {
         const tableId = catalogIds.table(ds, s.schema_name, t.table_name)
         const tableType = t.table_type ?? 'TABLE'
         // A save that did not read the upstream (no definition given) keeps what is stored.
-        const definition =
-          t.view_definition === undefined
+        const definition = {
+          ...(t.view_definition === undefined
             ? {}
-            : { viewDefinition: t.view_definition, viewReads: t.view_reads ?? null }
+            : { viewDefinition: t.view_definition, viewReads: t.view_reads ?? null }),
+          ...(t.ancestors === undefined ? {} : { ancestors: t.ancestors }),
+        }
         await tx
           .insert(catalogTables)
           .values({

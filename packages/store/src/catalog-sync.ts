@@ -23,6 +23,8 @@ export interface UpstreamCatalogSnapshot {
     table_type: TableKind
     view_definition?: string | null
     view_reads?: RelationName[] | null
+    /** Tables it inherits from or is a partition of, nearest first. */
+    ancestors?: RelationName[] | null
   }[]
   /**
    * The tables whose columns were read: only these are synced, so a table exposed after the
@@ -58,6 +60,7 @@ export interface CatalogSyncPlan {
     tableType: TableKind
     viewDefinition: string | null
     viewReads: RelationName[] | null
+    ancestors: RelationName[] | null
   }[]
 }
 
@@ -110,11 +113,13 @@ export function planCatalogSync(
           tableType: relation.table_type,
           viewDefinition: relation.view_definition ?? null,
           viewReads: relation.view_reads ?? null,
+          ancestors: relation.ancestors ?? null,
         }
         if (
           table.table_type !== update.tableType ||
           (table.view_definition ?? null) !== update.viewDefinition ||
-          JSON.stringify(table.view_reads ?? null) !== JSON.stringify(update.viewReads)
+          JSON.stringify(table.view_reads ?? null) !== JSON.stringify(update.viewReads) ||
+          JSON.stringify(table.ancestors ?? null) !== JSON.stringify(update.ancestors)
         ) {
           plan.relationUpdates.push(update)
         }

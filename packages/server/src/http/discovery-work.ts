@@ -174,6 +174,7 @@ async function readSelection(
         is_selected: t.is_selected,
         view_definition: relation?.view_definition ?? null,
         view_reads: relation?.view_reads ?? null,
+        ancestors: relation?.ancestors ?? null,
         columns: read
           ? (columns.get(k) ?? []).map((c) => ({
               column_name: c.column_name,

@@ -9,10 +9,14 @@ export interface UpstreamTable {
   table_type: TableKind
 }
 
-/** A relation with what view expansion needs: its definition and what it reads. */
+/**
+ * A relation with what view expansion needs (its definition and what it reads) and what policy
+ * inheritance needs (the tables it inherits from or is a partition of, nearest first).
+ */
 export interface UpstreamRelation extends UpstreamTable {
   view_definition: string | null
   view_reads: RelationName[] | null
+  ancestors: RelationName[] | null
 }
 
 /** A single-column foreign key whose parent column is a primary or single-column unique key. */
@@ -30,8 +34,11 @@ export interface UpstreamForeignKey {
 const USER_SCHEMA = `n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'`
 
-/** Tables, partitioned tables, views, materialized views and foreign tables; no partitions. */
-const RELATION = `c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition`
+/**
+ * Tables, partitioned tables and their partitions, views, materialized views and foreign
+ * tables. A partition or inheritance child carries its ancestors' policies (readRelations).
+ */
+const RELATION = `c.relkind IN ('r', 'p', 'v', 'm', 'f')`
 
 /** Upstream schema names, sorted, without system schemas. */
 export async function readSchemas(reader: UpstreamReader): Promise<string[]> {
@@ -76,8 +83,18 @@ export async function readRelations(
   )
   await reader.query(`SELECT pg_catalog.set_config('search_path', '', false)`)
   try {
-    const rows = await reader.query<Omit<UpstreamRelation, 'view_reads'> & { reads: string[] }>(
-      `WITH RECURSIVE deps(view_oid, rel_oid) AS (
+    const rows = await reader.query<
+      Omit<UpstreamRelation, 'view_reads' | 'ancestors'> & {
+        reads: string[] | null
+        ancestors: string[] | null
+      }
+    >(
+      `WITH RECURSIVE up(child, parent, depth) AS (
+         SELECT i.inhrelid, i.inhparent, 1 FROM pg_catalog.pg_inherits i
+         UNION ALL
+         SELECT up.child, i.inhparent, up.depth + 1 FROM up
+         JOIN pg_catalog.pg_inherits i ON i.inhrelid = up.parent),
+       deps(view_oid, rel_oid) AS (
          SELECT r.ev_class, d.refobjid FROM pg_catalog.pg_rewrite r
          JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass
            AND d.objid = r.oid AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
@@ -96,15 +113,23 @@ export async function readRelations(
            FROM deps JOIN pg_catalog.pg_class dc ON dc.oid = deps.rel_oid
            JOIN pg_catalog.pg_namespace dn ON dn.oid = dc.relnamespace
            WHERE deps.view_oid = c.oid AND dc.relkind IN ('r', 'p', 'v', 'm', 'f')
-           GROUP BY dn.nspname, dc.relname ORDER BY dn.nspname, dc.relname) END AS reads
+           GROUP BY dn.nspname, dc.relname ORDER BY dn.nspname, dc.relname) END AS reads,
+         (SELECT pg_catalog.array_agg(pg_catalog.json_build_object('schema', an.nspname,
+             'table', ac.relname)::text ORDER BY up.depth, an.nspname, ac.relname)
+            FROM up JOIN pg_catalog.pg_class ac ON ac.oid = up.parent
+            JOIN pg_catalog.pg_namespace an ON an.oid = ac.relnamespace
+           WHERE up.child = c.oid) AS ancestors
        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
        WHERE ${RELATION} AND ${USER_SCHEMA} AND n.nspname = ANY($1::text[])
        ORDER BY 1, 2`,
       [[...schemas]],
     )
-    return rows.map(({ reads, ...row }) => ({
+    const names = (list: string[] | null) =>
+      list ? list.map((r) => JSON.parse(r) as RelationName) : null
+    return rows.map(({ reads, ancestors, ...row }) => ({
       ...row,
-      view_reads: reads ? reads.map((r) => JSON.parse(r) as RelationName) : null,
+      view_reads: names(reads),
+      ancestors: names(ancestors),
     }))
   } finally {
     await reader.query(`SELECT pg_catalog.set_config('search_path', $1, false)`, [

@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite'
+import { exposedOf } from '@palisade/store'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_ID, makeDatasource, setup, type TestContext } from './helpers.js'
 import {
@@ -174,6 +175,51 @@ describe('discovery jobs', () => {
       tables: [{ schema: 'public', table: 'orders' }],
     })
     expect(columns.result.map((c: any) => c.is_already_selected)).toEqual([true, true, false])
+  })
+
+  it('discovers partitions and inheritance children with their ancestors, whose policies they carry', async () => {
+    const ds = await pgliteUpstream(
+      ctx,
+      `CREATE TABLE person (name text, tenant int);
+       CREATE TABLE student (gpa float8) INHERITS (person);
+       CREATE TABLE events (id int, at date) PARTITION BY RANGE (at);
+       CREATE TABLE events_2026 PARTITION OF events FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');`,
+    )
+    const tables = await runJob(ctx, ds.id, { action: 'discover_tables', schemas: ['public'] })
+    expect(tables.result.map((t: { table_name: string }) => t.table_name)).toEqual([
+      'events',
+      'events_2026',
+      'person',
+      'student',
+    ])
+    const selected = (names: string[]) =>
+      names.map((table_name) => ({ table_name, is_selected: true }))
+    const saved = await runJob(ctx, ds.id, {
+      action: 'save_catalog',
+      schemas: [
+        {
+          schema_name: 'public',
+          is_selected: true,
+          tables: selected(['events', 'events_2026', 'person', 'student']),
+        },
+      ],
+    })
+    expect(saved.status).toBe('completed')
+    const catalog = (await ctx.json('GET', `/api/v1/datasources/${ds.id}/catalog`)).body
+    const byName = new Map(
+      catalog.schemas[0].tables.map((t: { table_name: string }) => [t.table_name, t]),
+    )
+    expect(byName.get('student')).toMatchObject({
+      ancestors: [{ schema: 'public', table: 'person' }],
+    })
+    expect(byName.get('events_2026')).toMatchObject({
+      ancestors: [{ schema: 'public', table: 'events' }],
+    })
+    expect(byName.get('person')).not.toHaveProperty('ancestors')
+    // Sessions see them: a parent's policies apply to the child (core's inheritance tests).
+    const exposed = exposedOf(await ctx.store.catalog.get(ds.id))
+    const student = exposed.schemas[0]?.tables.find((t) => t.name === 'student')
+    expect(student?.ancestors).toEqual([{ schema: 'public', table: 'person' }])
   })
 
   it('fails a save whose selected table does not exist upstream and stores nothing', async () => {

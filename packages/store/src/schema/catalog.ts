@@ -35,6 +35,8 @@ export const catalogTables = pgTable(
     viewDefinition: text('view_definition'),
     /** Views and materialized views: every relation read, directly or through other views. */
     viewReads: jsonb('view_reads').$type<RelationName[]>(),
+    /** Tables it inherits from or is a partition of, nearest first (their policies apply). */
+    ancestors: jsonb('ancestors').$type<RelationName[]>(),
   },
   (t) => [
     unique('catalog_tables_name_uq').on(t.schemaId, t.tableName),
