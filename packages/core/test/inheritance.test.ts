@@ -21,6 +21,7 @@ CREATE TABLE events_2026 PARTITION OF events FOR VALUES FROM ('2026-01-01') TO (
 CREATE TABLE events_2026_t1 PARTITION OF events_2026 FOR VALUES IN (1);
 CREATE TABLE events_2026_t2 PARTITION OF events_2026 FOR VALUES IN (2);
 INSERT INTO events VALUES (1, 1, '2026-03-01'), (2, 2, '2026-04-01'), (3, 1, '2026-05-01');
+CREATE MATERIALIZED VIEW student_names AS SELECT name, tenant FROM student;
 `
 
 let db: PGlite
@@ -102,6 +103,16 @@ describe("a parent's policies apply to its children and partitions", () => {
       'gpa',
       'thesis',
     ])
+  })
+
+  it("hides a materialized view over a child whose parent's policies it cannot apply", async () => {
+    const session = await makeSession(catalog, {
+      user: { attributes: { tenant: 1 } },
+      policies: [tenantFilter(['person'])],
+    })
+    expect((await runError(db, session, 'SELECT * FROM student_names')).code).toBe('42P01')
+    const open = await makeSession(catalog, { user: { attributes: { tenant: 1 } } })
+    expect(await run(db, open, 'SELECT count(*)::int AS n FROM student_names')).toEqual([{ n: 5 }])
   })
 
   it('hides the children of a table denied as a whole', async () => {

@@ -202,6 +202,8 @@ function readClosure(reads: readonly RelationName[], input: ViewResolutionInput)
     seen.add(key)
     out.push(read)
     const entry = input.findUpstream(read.schema, read.table)
+    // A child's or partition's rows are governed by its ancestors' policies too.
+    queue.push(...(entry?.exposed.table.ancestors ?? []))
     const definition = entry ? input.definitions.get(entry) : undefined
     if (definition?.kind === 'opaque' && definition.reads !== 'unknown') {
       queue.push(...definition.reads)
