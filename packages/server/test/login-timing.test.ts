@@ -16,7 +16,7 @@ const TRIES = 50
 /**
  * Runs every case `TRIES` times, interleaved (so a slow spell of the machine hits all cases
  * alike), `parallel` at a time, and returns each case's answers. A round whose medians differ by
- * 15% or more is measured again, at most three times: the claim is about the distributions, and
+ * 15% or more is measured again, at most five times: the claim is about the distributions, and
  * one busy moment of a shared test machine is not one of them.
  */
 async function interleaved<T extends { ms: number }>(
@@ -40,7 +40,7 @@ async function interleaved<T extends { ms: number }>(
     const values = Object.values(medians)
     const spread = Math.max(...values) / Math.min(...values)
     last = { answers, medians, spread }
-    if (spread < 1.15 || round === 2) return last
+    if (spread < 1.15 || round === 4) return last
   }
 }
 
