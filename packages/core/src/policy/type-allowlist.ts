@@ -13,9 +13,17 @@ export const TYPE_ALLOWLIST: ReadonlySet<string> = new Set(
    record void unknown`.split(/\s+/),
 )
 
-/** Whether a type name (optionally `pg_catalog`-qualified) is a built-in on the allowlist. */
+/**
+ * Whether a type name (optionally `pg_catalog`-qualified) is a built-in on the allowlist, or the
+ * internal name of an array of one (`_int4`, `_text`: PostgreSQL names array types `_` + element).
+ */
 export function isAllowedType(names: readonly string[]): boolean {
-  if (names.length === 1) return TYPE_ALLOWLIST.has(names[0] as string)
-  if (names.length === 2 && names[0] === 'pg_catalog') return TYPE_ALLOWLIST.has(names[1] as string)
-  return false
+  const name = names.length === 1 ? names[0] : names[0] === 'pg_catalog' ? names[1] : undefined
+  if (name === undefined || names.length > 2) return false
+  if (TYPE_ALLOWLIST.has(name)) return true
+  const element = name.startsWith('_') ? name.slice(1) : undefined
+  return element !== undefined && TYPE_ALLOWLIST.has(element) && !NO_ARRAY.has(element)
 }
+
+/** Allowed types without an array type. */
+const NO_ARRAY = new Set(['void', 'unknown'])

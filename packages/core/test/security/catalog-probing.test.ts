@@ -81,6 +81,13 @@ describeOnDatabases('row types of tables cannot be named', (db) => {
       'SELECT row_to_json(NULL::public.customers)',
       "SELECT * FROM json_to_record('{}') AS r(a customers)",
       'SELECT CAST(NULL AS no_such_type)',
+      // Arrays of row types, of reg* types and of nothing are no way around it.
+      'SELECT NULL::_secrets',
+      'SELECT NULL::_customers',
+      'SELECT NULL::pg_catalog._secrets',
+      "SELECT '{}'::_regclass",
+      'SELECT NULL::__int4',
+      'SELECT NULL::_void',
     ]) {
       const error = await runError(db(), session, sql)
       expect(error.code, sql).toBe('42704')
