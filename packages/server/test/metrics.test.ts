@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger, createServer, type PalisadeServer } from '../src/index.js'
@@ -66,7 +65,7 @@ describe('Prometheus metrics at GET /metrics', () => {
       jwtSecret: 'metrics-tests-only-secret-metrics-tests',
       dataPlane: { port: 0 },
       admin: { port: 0, metricsToken: METRICS_TOKEN },
-      logger: createLogger({ destination: new Writable({ write: (_c, _e, done) => done() }) }),
+      logger: createLogger({ level: 'silent' }),
     })
     await seedShop(server.store, { ds_type: 'pglite', config: {} })
     alice = new pg.Client({
@@ -177,7 +176,7 @@ describe.skipIf(!pgUrl)('metrics of a PostgreSQL upstream pool (PALISADE_TEST_PG
       jwtSecret: 'metrics-tests-only-secret-metrics-tests',
       dataPlane: { port: 0, poolMode: 'session' },
       admin: { port: 0, metricsToken: METRICS_TOKEN },
-      logger: createLogger({ destination: new Writable({ write: (_c, _e, done) => done() }) }),
+      logger: createLogger({ level: 'silent' }),
     })
     const clients: pg.Client[] = []
     try {

@@ -17,10 +17,10 @@
  * change) and then check that the change made meanwhile was not missed.
  */
 import { readdir } from 'node:fs/promises'
-import { Writable } from 'node:stream'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLogger, createServer, type PalisadeServer } from '../src/index.js'
+import { createServer, type PalisadeServer } from '../src/index.js'
+import { capturedLog } from './fixtures/captured-log.js'
 import { adminLogin } from './fixtures/login-clients.js'
 import { PASSWORD, type SeededShop, seedShop } from './fixtures/seed-store.js'
 import { SHOP_SQL } from './fixtures/shop.js'
@@ -47,13 +47,7 @@ function withDatabase(base: string, name: string): string {
 }
 
 async function startInstance(storeUrl: string, token: () => string): Promise<Instance> {
-  const logs: Record<string, unknown>[] = []
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line) logs.push(JSON.parse(line))
-      done()
-    },
-  })
+  const { logs, logger } = capturedLog()
   const server = await createServer({
     databaseUrl: storeUrl,
     secretKey: SECRET_KEY,
@@ -61,7 +55,7 @@ async function startInstance(storeUrl: string, token: () => string): Promise<Ins
     initialAdmin: OPS,
     dataPlane: { port: 0 },
     admin: { port: 0 },
-    logger: createLogger({ destination }),
+    logger,
   })
   return {
     server,
