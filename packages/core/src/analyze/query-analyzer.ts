@@ -10,7 +10,12 @@ import {
   UndefinedTableError,
   UnsupportedStatementError,
 } from '../errors.js'
-import { isAllowedFunction, isAllowedOperator, REG_TYPES } from '../policy/function-allowlist.js'
+import {
+  isAllowedFunction,
+  isAllowedOperator,
+  REG_TYPES,
+  refusedFunctionReason,
+} from '../policy/function-allowlist.js'
 import { AGGREGATE_FUNCTIONS } from '../policy/function-kinds.js'
 import { isAllowedType } from '../policy/type-allowlist.js'
 import type { CompiledSession } from '../session/compiled-session.js'
@@ -156,10 +161,9 @@ export class QueryAnalyzer {
       case 'LockingClause':
         throw new ReadOnlyViolationError()
       case 'RangeTableFunc':
+        throw new UnsupportedStatementError('XMLTABLE')
       case 'JsonTable':
-      case 'XmlExpr':
-      case 'XmlSerialize':
-        throw new UnsupportedStatementError(tag === 'JsonTable' ? 'JSON_TABLE' : 'XML functions')
+        throw new UnsupportedStatementError('JSON_TABLE')
       case 'GroupingSet':
         this.#aggregation = true
         return false
@@ -171,9 +175,6 @@ export class QueryAnalyzer {
   #visitSelect(select: Pg.SelectStmt, outer: ReadonlyMap<string, string | undefined>): void {
     if (select.intoClause || (select.lockingClause?.length ?? 0) > 0)
       throw new ReadOnlyViolationError()
-    if (select.limitOption === 'LIMIT_OPTION_WITH_TIES') {
-      throw new UnsupportedStatementError('FETCH FIRST ... WITH TIES')
-    }
     if (select.groupDistinct) throw new UnsupportedStatementError('GROUP BY DISTINCT')
     if (select.whereClause) {
       this.#where = true
@@ -273,7 +274,15 @@ export class QueryAnalyzer {
       if (reason !== undefined) throw new UnsupportedStatementError(reason)
       return
     }
-    if (!isAllowedFunction(names)) throw new UndefinedFunctionError(functionSignature(call))
+    if (!isAllowedFunction(names)) {
+      const reason = refusedFunctionReason(names)
+      if (reason === undefined) throw new UndefinedFunctionError(functionSignature(call))
+      throw new PalisadeError(
+        SqlState.InsufficientPrivilege,
+        `function ${names[names.length - 1]} is not allowed through Palisade`,
+        { detail: `It ${reason}.` },
+      )
+    }
     const name = names[names.length - 1] as string
     if ((AGGREGATE_FUNCTIONS.has(name) && !call.over) || call.agg_star) this.#aggregation = true
   }
@@ -433,7 +442,8 @@ export class QueryAnalyzer {
       this.#checkObjectNameCast(cast, type)
       return
     }
-    if ((type === 'bit' || type === 'varbit') && (cast.typeName?.typmods?.length ?? 0) === 0) {
+    // `bit '101'` takes its length from the literal; printed back it would become bit(1).
+    if (type === 'bit' && (cast.typeName?.typmods?.length ?? 0) === 0) {
       throw new UnsupportedStatementError('bit-string typed literals without a length')
     }
   }

@@ -1,29 +1,27 @@
 /**
- * Built-in types a query may name in casts and column definitions. Any other type name, in
- * particular the row type every table has, is answered as missing: `NULL::secrets` would
- * otherwise probe whether a hidden table exists, and `NULL::customers` would list a table's
- * denied columns. Extension and user-defined types in the upstream are refused the same way.
+ * Built-in types a query may name in casts and column definitions, generated from pg_type
+ * (builtins.generated.ts): every type of `pg_catalog` (arrays included) but the row types of
+ * the catalogs and the object-identifier types, which have their own guard, plus the domains of
+ * `information_schema` written qualified. Any other type name, in particular the row type
+ * every table has, is answered as missing: `NULL::secrets` would otherwise probe whether a
+ * hidden table exists, and `NULL::customers` would list a table's denied columns. Extension
+ * and user-defined types in the upstream are refused the same way.
  */
-export const TYPE_ALLOWLIST: ReadonlySet<string> = new Set(
-  `bool boolean int int2 int4 int8 integer smallint bigint float float4 float8 real numeric decimal
-   money text varchar char bpchar character name bytea date time timetz timestamp timestamptz
-   interval json jsonb jsonpath uuid xml inet cidr macaddr macaddr8 bit varbit point line lseg box
-   path polygon circle tsvector tsquery int4range int8range numrange tsrange tstzrange daterange
-   int4multirange int8multirange nummultirange tsmultirange tstzmultirange datemultirange oid
-   record void unknown`.split(/\s+/),
-)
+import { INFORMATION_SCHEMA_TYPE_NAMES, TYPE_NAMES } from './builtins.generated.js'
+import { wordSet } from './function-allowlist.js'
 
-/**
- * Whether a type name (optionally `pg_catalog`-qualified) is a built-in on the allowlist, or the
- * internal name of an array of one (`_int4`, `_text`: PostgreSQL names array types `_` + element).
- */
+/** SQL spellings the parser may leave as a plain type name. */
+const SQL_TYPE_SPELLINGS = 'int integer smallint bigint boolean real float decimal character'
+
+export const TYPE_ALLOWLIST: ReadonlySet<string> = wordSet(`${TYPE_NAMES} ${SQL_TYPE_SPELLINGS}`)
+
+const INFORMATION_SCHEMA_TYPES = wordSet(INFORMATION_SCHEMA_TYPE_NAMES)
+
+/** Whether a type name (optionally `pg_catalog`-qualified) is an allowed built-in. */
 export function isAllowedType(names: readonly string[]): boolean {
-  const name = names.length === 1 ? names[0] : names[0] === 'pg_catalog' ? names[1] : undefined
-  if (name === undefined || names.length > 2) return false
-  if (TYPE_ALLOWLIST.has(name)) return true
-  const element = name.startsWith('_') ? name.slice(1) : undefined
-  return element !== undefined && TYPE_ALLOWLIST.has(element) && !NO_ARRAY.has(element)
+  if (names.length === 1) return TYPE_ALLOWLIST.has(names[0] as string)
+  if (names.length !== 2) return false
+  const [schema, name] = names as [string, string]
+  if (schema === 'pg_catalog') return TYPE_ALLOWLIST.has(name)
+  return schema === 'information_schema' && INFORMATION_SCHEMA_TYPES.has(name)
 }
-
-/** Allowed types without an array type. */
-const NO_ARRAY = new Set(['void', 'unknown'])

@@ -5,29 +5,48 @@ import { makeSession, policy, run, runError } from '../fixtures/session.js'
 const hideSecrets = policy('table_deny', { target: { schemas: ['public'], tables: ['secrets'] } })
 
 describeOnDatabases(
-  'functions that execute SQL, read files or change settings do not exist',
+  'functions that execute SQL, read files or change settings are refused',
   (db) => {
     it.each([
       ["query_to_xml('select * from public.secrets', true, true, '')", 'query_to_xml'],
       ["query_to_xml_and_xmlschema('select 1', true, true, '')", 'query_to_xml_and_xmlschema'],
+      ["table_to_xml('public.secrets', true, true, '')", 'table_to_xml'],
       ["ts_stat('select 1')", 'ts_stat'],
       ["pg_read_file('/etc/passwd')", 'pg_read_file'],
       ["pg_read_binary_file('/etc/passwd')", 'pg_read_binary_file'],
       ["pg_ls_dir('.')", 'pg_ls_dir'],
       ["set_config('search_path', 'hr', false)", 'set_config'],
       ["current_setting('data_directory')", 'current_setting'],
-      ["dblink('dbname=x', 'select 1')", 'dblink'],
       ["lo_import('/etc/passwd')", 'lo_import'],
       ['inet_server_addr()', 'inet_server_addr'],
       ["to_regclass('public.secrets')", 'to_regclass'],
       ['pg_sleep(10)', 'pg_sleep'],
-      ["pg_catalog.pg_read_file('/etc/passwd')", 'pg_catalog.pg_read_file'],
-      ['public.lower(name)', 'public.lower'],
+      ['pg_advisory_lock(1)', 'pg_advisory_lock'],
+      ["nextval('public.orders_id_seq')", 'nextval'],
+      ["pg_catalog.pg_read_file('/etc/passwd')", 'pg_read_file'],
       ['txid_current()', 'txid_current'],
+      ['pg_current_xact_id()', 'pg_current_xact_id'],
       ['pg_backend_pid()', 'pg_backend_pid'],
       ["has_table_privilege('public.secrets', 'select')", 'has_table_privilege'],
       ['pg_stat_get_live_tuples(1)', 'pg_stat_get_live_tuples'],
-    ])('refuses %s with 42883', async (call, name) => {
+      ["record_in('(1)', 16384, -1)", 'record_in'],
+      ['regclassout(16384)', 'regclassout'],
+      ["pg_input_is_valid('(1)', 'secrets')", 'pg_input_is_valid'],
+    ])('refuses the built-in %s with 42501 and the reason', async (call, name) => {
+      const session = await makeSession(db().catalog, { policies: [hideSecrets] })
+      const error = await runError(db(), session, `SELECT ${call} FROM customers`)
+      expect(error).toEqual({
+        code: '42501',
+        message: `function ${name} is not allowed through Palisade`,
+      })
+    })
+
+    it.each([
+      ["dblink('dbname=x', 'select 1')", 'dblink'],
+      ['public.lower(name)', 'public.lower'],
+      ["pg_catalog.no_such_function('x')", 'pg_catalog.no_such_function'],
+      ["information_schema.pg_read_file('x')", 'information_schema.pg_read_file'],
+    ])('answers %s, not a built-in, as missing (42883)', async (call, name) => {
       const session = await makeSession(db().catalog, { policies: [hideSecrets] })
       const error = await runError(db(), session, `SELECT ${call} FROM customers`)
       expect(error.code).toBe('42883')
@@ -38,9 +57,9 @@ describeOnDatabases(
 
     it('refuses functions in FROM and inside subqueries the same way', async () => {
       const session = await makeSession(db().catalog)
-      expect((await runError(db(), session, "SELECT * FROM pg_ls_dir('.')")).code).toBe('42883')
+      expect((await runError(db(), session, "SELECT * FROM pg_ls_dir('.')")).code).toBe('42501')
       expect((await runError(db(), session, "SELECT (SELECT pg_read_file('x'))")).code).toBe(
-        '42883',
+        '42501',
       )
       expect(
         (
@@ -50,7 +69,7 @@ describeOnDatabases(
             "SELECT 1 WHERE EXISTS (SELECT set_config('a.b', 'c', false))",
           )
         ).code,
-      ).toBe('42883')
+      ).toBe('42501')
     })
 
     it('checks object-name casts against the visible catalog', async () => {

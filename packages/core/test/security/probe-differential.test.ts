@@ -283,7 +283,8 @@ describe('object-identifier probes, fuzzed', () => {
         const normalized = a.split(hidden).join(missing)
         const bare = (n: string) => n.replaceAll('"', '').replace(/^.*\./, '').toLowerCase()
         const echoed = normalized.split(bare(hidden)).join(bare(missing))
-        if (echoed !== b)
+        // Identical answers need no echo normalizing (which would also rewrite ordinary words).
+        if (a !== b && echoed !== b)
           throw new Error(`oracle: ${sql(hidden)}\n  ${a}\nvs ${sql(missing)}\n  ${b}`)
         compared++
       }),
