@@ -34,6 +34,11 @@ export interface CatalogTable {
    * names). Policies that target any of them apply to this table too.
    */
   ancestors?: readonly RelationName[] | null
+  /**
+   * Tables: the primary key's columns in key order. A query that groups by them may select
+   * the table's other columns (functional dependency), as PostgreSQL allows.
+   */
+  primaryKey?: readonly string[] | null
 }
 
 /** An exposed schema; `alias` is the name SQL users see (admin-api 7), policies match `name`. */

@@ -44,6 +44,8 @@ export interface SaveTableInput {
   view_reads?: RelationName[] | null
   /** Tables it inherits from or is a partition of, nearest first, as discovery read them. */
   ancestors?: RelationName[] | null
+  /** Tables: the primary key's columns in key order, as discovery read them. */
+  primary_key?: string[] | null
   columns?: SaveColumnInput[] | null
 }
 
@@ -74,6 +76,8 @@ export interface CatalogView {
       view_reads?: RelationName[] | null
       /** Tables it inherits from or is a partition of, nearest first (their policies apply). */
       ancestors?: RelationName[] | null
+      /** Tables: the primary key's columns in key order. */
+      primary_key?: string[] | null
       columns: {
         id: string
         column_name: string
@@ -110,6 +114,7 @@ const saveSchema = v.array(
           v.array(v.object({ schema: name, table: name }), 'expected an array'),
         ),
         ancestors: v.nullish(v.array(v.object({ schema: name, table: name }), 'expected an array')),
+        primary_key: v.nullish(v.array(name, 'expected an array')),
         columns: v.nullish(
           v.array(
             v.object({
@@ -179,6 +184,7 @@ async function readCatalog(db: Db, datasourceId: string): Promise<CatalogView> {
           view_definition: t.viewDefinition,
           view_reads: t.viewReads,
           ancestors: t.ancestors,
+          primary_key: t.primaryKey,
           columns: columns
             .filter((c) => c.tableId === t.id)
             .map((c) => ({
@@ -210,12 +216,23 @@ export function exposedOf(view: CatalogView): Catalog {
           ...(t.view_definition ? { definition: t.view_definition } : {}),
           ...(t.view_reads ? { reads: t.view_reads } : {}),
           ...(t.ancestors && t.ancestors.length > 0 ? { ancestors: t.ancestors } : {}),
+          ...exposedKey(t),
           columns: t.columns
             .filter((c) => c.is_selected)
             .map((c) => ({ name: c.column_name, type: c.data_type, nullable: c.is_nullable })),
         })),
     }))
   return { schemas }
+}
+
+/** A table's primary key, when every column of it is exposed (else no key is known to users). */
+function exposedKey(table: CatalogView['schemas'][number]['tables'][number]): {
+  primaryKey?: string[]
+} {
+  const key = table.primary_key
+  if (!key || key.length === 0) return {}
+  const exposed = new Set(table.columns.filter((c) => c.is_selected).map((c) => c.column_name))
+  return key.every((c) => exposed.has(c)) ? { primaryKey: key } : {}
 }
 
 /** The exposed catalog of one datasource, for session contexts. */
@@ -234,6 +251,7 @@ function definitionsOf(catalog: Catalog): string {
         t.definition ?? null,
         t.reads ?? null,
         t.ancestors ?? null,
+        t.primaryKey ?? null,
       ]),
     ),
   )
@@ -461,6 +479,7 @@ export class CatalogService {
             ? {}
             : { viewDefinition: t.view_definition, viewReads: t.view_reads ?? null }),
           ...(t.ancestors === undefined ? {} : { ancestors: t.ancestors }),
+          ...(t.primary_key === undefined ? {} : { primaryKey: t.primary_key }),
         }
         await tx
           .insert(catalogTables)

@@ -25,6 +25,8 @@ export interface UpstreamCatalogSnapshot {
     view_reads?: RelationName[] | null
     /** Tables it inherits from or is a partition of, nearest first. */
     ancestors?: RelationName[] | null
+    /** Tables: the primary key's columns in key order. */
+    primary_key?: string[] | null
   }[]
   /**
    * The tables whose columns were read: only these are synced, so a table exposed after the
@@ -61,6 +63,7 @@ export interface CatalogSyncPlan {
     viewDefinition: string | null
     viewReads: RelationName[] | null
     ancestors: RelationName[] | null
+    primaryKey: string[] | null
   }[]
 }
 
@@ -114,12 +117,14 @@ export function planCatalogSync(
           viewDefinition: relation.view_definition ?? null,
           viewReads: relation.view_reads ?? null,
           ancestors: relation.ancestors ?? null,
+          primaryKey: relation.primary_key ?? null,
         }
         if (
           table.table_type !== update.tableType ||
           (table.view_definition ?? null) !== update.viewDefinition ||
           JSON.stringify(table.view_reads ?? null) !== JSON.stringify(update.viewReads) ||
-          JSON.stringify(table.ancestors ?? null) !== JSON.stringify(update.ancestors)
+          JSON.stringify(table.ancestors ?? null) !== JSON.stringify(update.ancestors) ||
+          JSON.stringify(table.primary_key ?? null) !== JSON.stringify(update.primaryKey)
         ) {
           plan.relationUpdates.push(update)
         }

@@ -131,4 +131,29 @@ describe('catalog sync planning', () => {
     })
     expect(plan.deletes).toEqual([])
   })
+
+  it("updates a table's primary key when it changed upstream, and only then", () => {
+    const keyed = (primary_key: string[] | null) =>
+      snapshot({
+        tables: [
+          {
+            schema_name: 'public',
+            table_name: 'orders',
+            table_type: 'TABLE',
+            view_definition: null,
+            primary_key,
+          },
+          { schema_name: 'public', table_name: 'drafts', table_type: 'TABLE' },
+          { schema_name: 'old', table_name: 'legacy', table_type: 'TABLE' },
+        ],
+      })
+    const added = planCatalogSync(VIEW, keyed(['id']))
+    expect(added.relationUpdates).toEqual([
+      expect.objectContaining({ tableId: 'table-orders', primaryKey: ['id'] }),
+    ])
+    const stored: CatalogView = JSON.parse(JSON.stringify(VIEW))
+    const orders = stored.schemas[0]?.tables[0]
+    if (orders) orders.primary_key = ['id']
+    expect(planCatalogSync(stored, keyed(['id'])).relationUpdates).toEqual([])
+  })
 })

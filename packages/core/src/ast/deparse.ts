@@ -4,7 +4,7 @@ import { SqlFormatter } from 'pgsql-deparser/utils/sql-formatter.js'
 import { DeparserContext } from 'pgsql-deparser/visitors/base.js'
 import { isStackOverflow, PalisadeError, StackDepthError } from '../errors.js'
 import { SqlState } from '../sqlstate.js'
-import type { AstNode } from './node.js'
+import type { AstNode, Pg } from './node.js'
 
 /**
  * The deparser, taught one extra node: a fragment that holds the deparsed text of a subtree
@@ -15,6 +15,39 @@ import type { AstNode } from './node.js'
 class FragmentDeparser extends Deparser {
   PalisadeFragment(node: { sql: string }): string {
     return node.sql
+  }
+
+  // Fixes for constructs the deparser prints wrongly; each is covered by the fidelity corpus.
+
+  /** `(ARRAY[1, 2])[1]`: the deparser drops the parentheses some arguments need. */
+  override A_Indirection(node: Pg.A_Indirection, context: never): string {
+    const arg = { PalisadeFragment: { sql: `(${this.visit(node.arg as never, context)})` } }
+    return super.A_Indirection({ ...node, arg: arg as never }, context)
+  }
+
+  /** `FETCH FIRST n ROWS WITH TIES`: the deparser prints a plain LIMIT. */
+  override SelectStmt(node: Pg.SelectStmt, context: never): string {
+    if (node.limitOption !== 'LIMIT_OPTION_WITH_TIES' || !node.limitCount) {
+      return super.SelectStmt(node, context)
+    }
+    const { limitCount, limitOption: _option, ...rest } = node
+    const count = this.visit(limitCount as never, context)
+    return `${super.SelectStmt(rest, context)} FETCH FIRST (${count}) ROWS WITH TIES`
+  }
+
+  /** `XMLPARSE (CONTENT x PRESERVE WHITESPACE)`: the deparser drops the whitespace option. */
+  override XmlExpr(node: Pg.XmlExpr, context: never): string {
+    const [value, preserve] = node.args ?? []
+    const keep = (preserve as { A_Const?: Pg.A_Const } | undefined)?.A_Const?.boolval?.boolval
+    if (node.op !== 'IS_XMLPARSE' || keep !== true) return super.XmlExpr(node, context)
+    const option = node.xmloption === 'XMLOPTION_DOCUMENT' ? 'DOCUMENT' : 'CONTENT'
+    return `XMLPARSE (${option} ${this.visit(value as never, context)} PRESERVE WHITESPACE)`
+  }
+
+  /** `XMLSERIALIZE (... INDENT)`: the deparser drops INDENT. */
+  override XmlSerialize(node: Pg.XmlSerialize, context: never): string {
+    const text = super.XmlSerialize(node, context)
+    return node.indent ? text.replace(/\s*\)$/, ' INDENT )') : text
   }
 }
 

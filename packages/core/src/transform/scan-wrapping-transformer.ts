@@ -14,6 +14,7 @@ import {
   stringConst,
   stringsOf,
   tagOf,
+  typeCast,
 } from '../ast/node.js'
 import {
   castLabel,
@@ -31,6 +32,8 @@ import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
 import { SqlState } from '../sqlstate.js'
+import { dependentGroupColumns } from './functional-dependency.js'
+import { type WholeRowLevel, wholeRowLevel, wholeRowType } from './whole-row-scope.js'
 
 /**
  * Replaces every table scan with its policy-enforcing derived table (keeping the user's alias,
@@ -68,6 +71,8 @@ export function wrapScans(
         if (rename === undefined) return undefined
         return { CommonTableExpr: { ...mapFields(body, mapper), ctename: rename } } as AstNode
       }
+      case 'SelectStmt':
+        return mapSelect(body as Pg.SelectStmt)
       case 'ResTarget':
         return nameIdentityTarget(body as Pg.ResTarget)
       case 'SQLValueFunction':
@@ -76,7 +81,9 @@ export function wrapScans(
         return identityCall(body as Pg.FuncCall) ?? catalogCall(body as Pg.FuncCall)
       case 'ColumnRef':
         // Returning the node itself stops the walk: nothing inside a column reference changes.
-        return shortenQualifiedColumn(body as Pg.ColumnRef) ?? node
+        return (
+          wholeRow(body as Pg.ColumnRef) ?? shortenQualifiedColumn(body as Pg.ColumnRef) ?? node
+        )
       case 'A_Const': {
         // A name literal that takes an object-identifier type from its siblings.
         const upstreamName = analysis.objectNames.get(body)
@@ -99,6 +106,40 @@ export function wrapScans(
       default:
         return undefined
     }
+  }
+
+  // The query levels around the expression being mapped, outermost first (whole-row-scope.ts).
+  const levels: WholeRowLevel[] = []
+
+  /**
+   * A SELECT with its own level pushed while the clauses that see its FROM items are mapped,
+   * and the columns that depend on a grouped primary key added to its GROUP BY.
+   */
+  const mapSelect = (select: Pg.SelectStmt): AstNode | undefined => {
+    const level = wholeRowLevel(select, analysis, plans)
+    const extra = dependentGroupColumns(select, analysis, plans)
+    if (!level && extra.length === 0) return undefined
+    const out: Record<string, unknown> = {}
+    for (const key in select) {
+      const field = (select as Record<string, unknown>)[key]
+      const scoped = level !== undefined && LEVEL_CLAUSES.has(key)
+      if (scoped) {
+        level.suspended = key === 'sortClause' || key === 'groupClause'
+        levels.push(level)
+      }
+      out[key] = field !== null && typeof field === 'object' ? mapTree(field, mapper) : field
+      if (scoped) levels.pop()
+    }
+    if (extra.length > 0) out['groupClause'] = [...((out['groupClause'] as []) ?? []), ...extra]
+    return { SelectStmt: out } as AstNode
+  }
+
+  /** A bare range alias used as a value: its whole row, cast back to the table's row type. */
+  const wholeRow = (ref: Pg.ColumnRef): AstNode | undefined => {
+    if (levels.length === 0 || ref.fields?.length !== 1) return undefined
+    const name = stringsOf(ref.fields)[0]
+    const type = name === undefined ? undefined : wholeRowType(name, levels)
+    return type && typeCast({ ColumnRef: ref } as AstNode, [type.schema, type.name])
   }
 
   const replaceRangeVar = (
@@ -255,6 +296,17 @@ function catalogView(session: CompiledSession, view: VirtualInformationSchemaVie
   }
   return fragment
 }
+
+/** Clauses of a SELECT that see its FROM items (the FROM list itself is mapped outside). */
+const LEVEL_CLAUSES = new Set([
+  'targetList',
+  'whereClause',
+  'havingClause',
+  'windowClause',
+  'sortClause',
+  'groupClause',
+  'distinctClause',
+])
 
 /** The most user conjuncts copied below one fence. */
 const MAX_PUSHED_CONJUNCTS = 32

@@ -4,7 +4,10 @@ import { type CatalogView, exposedOf } from '@palisade/store'
 type StoredTable = CatalogView['schemas'][number]['tables'][number]
 
 /** A table of the admin catalog view; relations other than tables say how they are read. */
-type AnnotatedTable = Omit<StoredTable, 'view_definition' | 'view_reads' | 'ancestors'> & {
+type AnnotatedTable = Omit<
+  StoredTable,
+  'view_definition' | 'view_reads' | 'ancestors' | 'primary_key'
+> & {
   view_definition?: string | null
   expansion?: ViewDescription | null
 }
@@ -21,7 +24,7 @@ export async function annotateExpansion(view: CatalogView): Promise<CatalogView>
     schemas: view.schemas.map((schema) => ({
       ...schema,
       tables: schema.tables.map((table): AnnotatedTable => {
-        const { view_definition, view_reads: _reads, ancestors, ...base } = table
+        const { view_definition, view_reads: _reads, ancestors, primary_key: _key, ...base } = table
         // Only inheritance children and partitions say whose policies they carry.
         const rest = ancestors && ancestors.length > 0 ? { ...base, ancestors } : base
         if (table.table_type === 'TABLE') return rest

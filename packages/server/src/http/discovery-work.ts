@@ -175,6 +175,7 @@ async function readSelection(
         view_definition: relation?.view_definition ?? null,
         view_reads: relation?.view_reads ?? null,
         ancestors: relation?.ancestors ?? null,
+        primary_key: relation?.primary_key ?? null,
         columns: read
           ? (columns.get(k) ?? []).map((c) => ({
               column_name: c.column_name,

@@ -17,6 +17,8 @@ export interface UpstreamRelation extends UpstreamTable {
   view_definition: string | null
   view_reads: RelationName[] | null
   ancestors: RelationName[] | null
+  /** Tables: the primary key's columns in key order. */
+  primary_key: string[] | null
 }
 
 /** A single-column foreign key whose parent column is a primary or single-column unique key. */
@@ -118,7 +120,13 @@ export async function readRelations(
              'table', ac.relname)::text ORDER BY up.depth, an.nspname, ac.relname)
             FROM up JOIN pg_catalog.pg_class ac ON ac.oid = up.parent
             JOIN pg_catalog.pg_namespace an ON an.oid = ac.relnamespace
-           WHERE up.child = c.oid) AS ancestors
+           WHERE up.child = c.oid) AS ancestors,
+         (SELECT pg_catalog.array_agg(a.attname::text ORDER BY k.ord)
+            FROM pg_catalog.pg_constraint con,
+              pg_catalog.unnest(con.conkey) WITH ORDINALITY AS k(num, ord)
+            JOIN pg_catalog.pg_attribute a ON a.attnum = k.num
+           WHERE con.conrelid = c.oid AND con.contype = 'p' AND a.attrelid = c.oid)
+           AS primary_key
        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
        WHERE ${RELATION} AND ${USER_SCHEMA} AND n.nspname = ANY($1::text[])
        ORDER BY 1, 2`,

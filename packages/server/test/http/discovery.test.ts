@@ -222,6 +222,53 @@ describe('discovery jobs', () => {
     expect(student?.ancestors).toEqual([{ schema: 'public', table: 'person' }])
   })
 
+  it('records primary keys, known to sessions only while every key column is exposed', async () => {
+    const ds = await pgliteUpstream(
+      ctx,
+      `CREATE TABLE lines (order_id int, line int, sku text, PRIMARY KEY (order_id, line));
+       CREATE TABLE notes (id int PRIMARY KEY, body text);
+       CREATE TABLE loose (a int UNIQUE, b text);`,
+    )
+    const saved = await runJob(ctx, ds.id, {
+      action: 'save_catalog',
+      schemas: [
+        {
+          schema_name: 'public',
+          is_selected: true,
+          tables: [
+            { table_name: 'lines', is_selected: true },
+            { table_name: 'loose', is_selected: true },
+            {
+              table_name: 'notes',
+              is_selected: true,
+              columns: [
+                { column_name: 'id', is_selected: false },
+                { column_name: 'body', is_selected: true },
+              ],
+            },
+          ],
+        },
+      ],
+    })
+    expect(saved.status).toBe('completed')
+    const keys = () =>
+      ctx.store.catalog
+        .get(ds.id)
+        .then((view) =>
+          Object.fromEntries(
+            (exposedOf(view).schemas[0]?.tables ?? []).map((t) => [t.name, t.primaryKey]),
+          ),
+        )
+    // A unique constraint is no primary key; a key with a hidden column is not shown.
+    expect(await keys()).toEqual({
+      lines: ['order_id', 'line'],
+      loose: undefined,
+      notes: undefined,
+    })
+    const catalog = (await ctx.json('GET', `/api/v1/datasources/${ds.id}/catalog`)).body
+    expect(catalog.schemas[0].tables[0]).not.toHaveProperty('primary_key')
+  })
+
   it('fails a save whose selected table does not exist upstream and stores nothing', async () => {
     const { ds } = await pgliteDirUpstream(ctx)
     const job = await runJob(ctx, ds.id, {

@@ -37,6 +37,8 @@ export const catalogTables = pgTable(
     viewReads: jsonb('view_reads').$type<RelationName[]>(),
     /** Tables it inherits from or is a partition of, nearest first (their policies apply). */
     ancestors: jsonb('ancestors').$type<RelationName[]>(),
+    /** Tables: the primary key's columns in key order (grouping by them is functional dependency). */
+    primaryKey: jsonb('primary_key').$type<string[]>(),
   },
   (t) => [
     unique('catalog_tables_name_uq').on(t.schemaId, t.tableName),

@@ -1,0 +1,1 @@
+ALTER TABLE "catalog_tables" ADD COLUMN "primary_key" jsonb;
