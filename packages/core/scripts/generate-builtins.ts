@@ -65,10 +65,10 @@ const QUERIES = {
 type Query = (sql: string) => Promise<Record<string, unknown>[]>
 
 async function readCatalog(query: Query): Promise<Catalog> {
-  const names = async (sql: string) => (await query(sql)).map((r) => String(r.name))
+  const names = async (sql: string) => (await query(sql)).map((r) => String(r['name']))
   const [row] = await query(QUERIES.version)
   return {
-    version: String(row?.version),
+    version: String(row?.['version']),
     functions: (await query(QUERIES.functions)) as unknown as FunctionRow[],
     operators: await names(QUERIES.operators),
     types: await names(QUERIES.types),
