@@ -115,7 +115,9 @@ function patternCategory(name: string): RefusalCategory | undefined {
 function overloadCategory(fn: FunctionRow): RefusalCategory | 'unreviewed' | undefined {
   const types = [...fn.args, fn.result]
   if (types.some((t) => INTERNAL_TYPES.has(t))) return 'internal'
-  if (fn.volatility !== 'i' && fn.args.some((t) => OBJECT_ID_TYPES.has(t))) return 'probes'
+  // Reading the catalog by OID, or turning a name into an OID (`regclassin('secrets')`).
+  const lookup = [...fn.args, fn.result].some((t) => OBJECT_ID_TYPES.has(t))
+  if (fn.volatility !== 'i' && lookup) return 'probes'
   if (fn.volatility === 'v' && !ALLOWED_VOLATILE.has(fn.name)) return 'unreviewed'
   return undefined
 }

@@ -41,6 +41,7 @@ export const REFUSED_NAME_PATTERNS: Readonly<Record<RefusalCategory, readonly Re
     /^pg_current_logfile$/,
     /^pg_control_/,
     /^pg_(backend_pid|postmaster_start_time|conf_load_time|config|jit_available|trigger_depth)$/,
+    /^pg_(backup_start_time|numa_available)$/,
     /^pg_show_/,
     /^pg_settings_get_flags$/,
     /^(current_setting|current_schemas|current_query|getpgusername)$/,
@@ -159,12 +160,18 @@ export const ALLOWED_VOLATILE: ReadonlySet<string> = new Set([
   'random',
   'random_normal',
   'timeofday',
+  // `timezone(text, timetz)` reads today's date for the offset in some versions.
+  'timezone',
   'uuidv4',
   'uuidv7',
 ])
 
 /** Names a category pattern catches that were reviewed as harmless: pure or public data. */
-export const ALLOWED_EXCEPTIONS: ReadonlySet<string> = new Set(['pg_get_keywords'])
+export const ALLOWED_EXCEPTIONS: ReadonlySet<string> = new Set([
+  'pg_get_keywords',
+  // Returns the type of its argument's value (a regtype), looking nothing up by name.
+  'pg_typeof',
+])
 
 /**
  * Names the proxy rewrites to the Palisade identity before the statement reaches the upstream,
