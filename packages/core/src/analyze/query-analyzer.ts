@@ -275,6 +275,7 @@ export class QueryAnalyzer {
       return
     }
     if (!isAllowedFunction(names)) {
+      if (isFunctionStyleCast(call, names)) return
       const reason = refusedFunctionReason(names)
       if (reason === undefined) throw new UndefinedFunctionError(functionSignature(call))
       throw new PalisadeError(
@@ -447,6 +448,26 @@ export class QueryAnalyzer {
       throw new UnsupportedStatementError('bit-string typed literals without a length')
     }
   }
+}
+
+/**
+ * `inet('10.0.0.1')`: a call named after a built-in type with one plain argument, which
+ * PostgreSQL reads as a cast when no function has the name. Object-identifier types are left
+ * out: their names are checked only in cast syntax.
+ */
+function isFunctionStyleCast(call: Pg.FuncCall, names: readonly string[]): boolean {
+  const type = names[names.length - 1] as string
+  return (
+    (call.args?.length ?? 0) === 1 &&
+    !call.agg_star &&
+    !call.agg_distinct &&
+    !call.over &&
+    !call.agg_filter &&
+    (call.agg_order?.length ?? 0) === 0 &&
+    !REG_TYPES.has(type) &&
+    refusedFunctionReason(names) === undefined &&
+    isAllowedType(names)
+  )
 }
 
 /** PostgreSQL's wording for a type that does not exist (42704). */

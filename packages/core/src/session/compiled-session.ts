@@ -29,7 +29,16 @@ export interface TableEntry {
  * `opaque` scans it like a table, `hidden` makes it missing, like a denied table.
  */
 export type ViewState =
-  | { readonly kind: 'expand'; readonly body: AstNode; readonly wrap: boolean }
+  | {
+      readonly kind: 'expand'
+      readonly body: AstNode
+      readonly wrap: boolean
+      /**
+       * The view's column names, when its definition does not give them (a VALUES body: the
+       * names come from `CREATE VIEW v(a, b)`); the body is read under them.
+       */
+      readonly columnNames?: readonly string[]
+    }
   | { readonly kind: 'opaque'; readonly reason: string }
   | { readonly kind: 'hidden'; readonly reason: string }
 

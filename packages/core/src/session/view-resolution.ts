@@ -108,7 +108,12 @@ export function viewResolver(input: ViewResolutionInput): (entry: TableEntry) =>
     }
     const select = (body as { SelectStmt: Pg.SelectStmt }).SelectStmt
     const leaves = leafSelects(select)
-    const outputs = outputNames(leaves[0])
+    // A VALUES body names its columns column1, column2…; the view's own names come from
+    // `CREATE VIEW v(a, b)` and are in the catalog.
+    const catalogNames = target.exposed.table.columns.map((c) => c.name)
+    const width = valuesWidth(leaves[0])
+    const columnNames = width === catalogNames.length ? catalogNames : undefined
+    const outputs = columnNames ?? outputNames(leaves[0])
     const stripped = new Set<string>()
     if (!readsCatalog) {
       const produced = producedNames(body)
@@ -168,7 +173,9 @@ export function viewResolver(input: ViewResolutionInput): (entry: TableEntry) =>
       plan.error !== undefined ||
       plan.columns.length !== outputs.length ||
       plan.columns.some((column, i) => column !== outputs[i])
-    target.view = { kind: 'expand', body, wrap }
+    target.view = columnNames
+      ? { kind: 'expand', body, wrap, columnNames }
+      : { kind: 'expand', body, wrap }
   }
 
   return resolve
@@ -235,6 +242,12 @@ function leafSelects(select: Pg.SelectStmt): Pg.SelectStmt[] {
 }
 
 /** Output column names of a SELECT, as PostgreSQL names them for the printed definitions. */
+/** The number of columns of a VALUES leaf, or undefined for a SELECT. */
+function valuesWidth(select: Pg.SelectStmt | undefined): number | undefined {
+  const first = (select?.valuesLists?.[0] as { List?: { items?: unknown[] } } | undefined)?.List
+  return first ? (first.items?.length ?? 0) : undefined
+}
+
 function outputNames(select: Pg.SelectStmt | undefined): string[] {
   return (select?.targetList ?? []).map((item) => {
     const target = (item as { ResTarget?: Pg.ResTarget }).ResTarget
@@ -252,7 +265,30 @@ function producedNames(body: AstNode): Set<string> {
     for (const name of stringsOf(list)) names.add(name)
   }
   walkTree(body, (tag, node: NodeBody) => {
+    // Aliases of FROM items are untagged fields (`alias: { aliasname, colnames }`).
+    const alias = node['alias'] as { aliasname?: unknown; colnames?: unknown[] } | undefined
+    if (alias && typeof alias === 'object') {
+      if (typeof alias.aliasname === 'string') names.add(alias.aliasname)
+      add(alias.colnames)
+    }
     switch (tag) {
+      case 'SelectStmt': {
+        // VALUES names its columns column1, column2…
+        const width = valuesWidth(node as Pg.SelectStmt) ?? 0
+        for (let i = 1; i <= width; i++) names.add(`column${i}`)
+        break
+      }
+      case 'RangeFunction':
+        // An unaliased function in FROM names its column after the function.
+        for (const fn of (node['functions'] as unknown[] | undefined) ?? []) {
+          walkTree(fn, (inner, call) => {
+            if (inner !== 'FuncCall') return true
+            const funcname = stringsOf((call as Pg.FuncCall).funcname)
+            names.add(funcname[funcname.length - 1] ?? '')
+            return false
+          })
+        }
+        break
       case 'ResTarget':
         if (typeof node['name'] === 'string') names.add(node['name'])
         break

@@ -12,6 +12,7 @@ import {
   rangeVar,
   selectStmt,
   stringConst,
+  stringNode,
   stringsOf,
   tagOf,
   typeCast,
@@ -176,11 +177,24 @@ export function wrapScans(
           throw new Error('scan plan missing for an expanded view')
         }
         const body = mapTree(reference.body, mapper)
-        if (!view.wrap) return rangeSubselect(body, alias)
+        const named = view.columnNames?.map(stringNode)
+        if (!view.wrap) {
+          // The user's column aliases first, the view's own names for the rest.
+          const given = alias.colnames ?? []
+          const colnames = named ? [...given, ...named.slice(given.length)] : alias.colnames
+          return rangeSubselect(body, colnames ? { ...alias, colnames } : alias)
+        }
         // The view's own policies apply on top of its definition, as on a table's scan.
         const inner = selectStmt({
           targets: [plan.fragments.targets],
-          from: [rangeSubselect(body, { aliasname: plan.table.name })],
+          from: [
+            rangeSubselect(
+              body,
+              named
+                ? { aliasname: plan.table.name, colnames: named }
+                : { aliasname: plan.table.name },
+            ),
+          ],
           where: plan.fragments.where,
           fence: plan.filtered,
         })
@@ -297,8 +311,12 @@ function catalogView(session: CompiledSession, view: VirtualInformationSchemaVie
   return fragment
 }
 
-/** Clauses of a SELECT that see its FROM items (the FROM list itself is mapped outside). */
+/**
+ * Clauses of a SELECT that see its FROM items: the FROM list too, for LATERAL items and join
+ * conditions. WITH is mapped outside (a CTE never sees the query that uses it).
+ */
 const LEVEL_CLAUSES = new Set([
+  'fromClause',
   'targetList',
   'whereClause',
   'havingClause',

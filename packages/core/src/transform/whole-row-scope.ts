@@ -44,6 +44,12 @@ export function wholeRowLevel(
       visit(join.rarg as AstNode)
       return
     }
+    const named = otherItemColumns(item)
+    if (named !== 'not-other') {
+      if (named === undefined) known = false
+      else for (const c of named) columns.add(c)
+      return
+    }
     const sample = bodyOf<Pg.RangeTableSample>(item, 'RangeTableSample')
     const rv = bodyOf<Pg.RangeVar>(sample ? (sample.relation as AstNode) : item, 'RangeVar')
     const reference = rv ? analysis.references.get(rv) : undefined
@@ -67,6 +73,32 @@ export function wholeRowLevel(
   }
   for (const item of from) visit(item as AstNode)
   return { rows, columns: known ? columns : undefined, suspended: false }
+}
+
+/**
+ * The column names of a FROM item that is not a table: a subquery's output names, or the
+ * names an alias list gives a subquery or function; undefined when they are not known here,
+ * 'not-other' for a table scan.
+ */
+function otherItemColumns(item: AstNode): readonly string[] | undefined | 'not-other' {
+  const sub = bodyOf<Pg.RangeSubselect>(item, 'RangeSubselect')
+  const fn = bodyOf<Pg.RangeFunction>(item, 'RangeFunction')
+  if (!sub && !fn) return 'not-other'
+  const aliases = stringsOf((sub ?? fn)?.alias?.colnames)
+  if (fn) return aliases.length > 0 ? aliases : undefined
+  let select = bodyOf<Pg.SelectStmt>(sub?.subquery, 'SelectStmt')
+  while (select?.larg) select = select.larg
+  const outputs = (select?.targetList ?? []).map((item) => {
+    const target = bodyOf<Pg.ResTarget>(item, 'ResTarget')
+    if (target?.name !== undefined) return target.name
+    const names = stringsOf(bodyOf<Pg.ColumnRef>(target?.val, 'ColumnRef')?.fields)
+    if (names.length > 0) return names[names.length - 1] as string
+    const call = stringsOf(bodyOf<Pg.FuncCall>(target?.val, 'FuncCall')?.funcname)
+    // Other expressions get a name no alias can be mistaken for.
+    return call[call.length - 1] ?? '?column?'
+  })
+  if (!select?.targetList || outputs.includes('*')) return undefined
+  return [...aliases, ...outputs.slice(aliases.length)]
 }
 
 /**
