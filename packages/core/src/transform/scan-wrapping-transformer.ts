@@ -5,8 +5,11 @@ import { mapFields, mapTree } from '../ast/map-tree.js'
 import {
   type AstNode,
   and,
+  binaryOp,
   columnRef,
   type NodeBody,
+  nullConst,
+  numberConst,
   type Pg,
   rangeSubselect,
   rangeVar,
@@ -140,7 +143,24 @@ export function wrapScans(
     if (levels.length === 0 || ref.fields?.length !== 1) return undefined
     const name = stringsOf(ref.fields)[0]
     const type = name === undefined ? undefined : wholeRowType(name, levels)
-    return type && typeCast({ ColumnRef: ref } as AstNode, [type.schema, type.name])
+    if (!type) return undefined
+    // The cast expands the row into its fields, so a row an outer join null-extended would
+    // become a row of NULLs; num_nulls tells the two apart (it counts the value itself).
+    const value = { ColumnRef: ref } as AstNode
+    const nullExtended = binaryOp(
+      '<>',
+      {
+        FuncCall: { funcname: [stringNode('pg_catalog'), stringNode('num_nulls')], args: [value] },
+      },
+      numberConst(0),
+    )
+    // The ELSE branch names the output column after the reference, as PostgreSQL names `t`.
+    return {
+      CaseExpr: {
+        args: [{ CaseWhen: { expr: nullExtended, result: nullConst() } }],
+        defresult: typeCast(value, [type.schema, type.name]),
+      },
+    } as AstNode
   }
 
   const replaceRangeVar = (
@@ -167,7 +187,7 @@ export function wrapScans(
       case 'view': {
         if (sample) {
           throw new PalisadeError(
-            SqlState.WrongObjectType,
+            SqlState.FeatureNotSupported,
             'TABLESAMPLE clause can only be applied to tables and materialized views',
           )
         }
