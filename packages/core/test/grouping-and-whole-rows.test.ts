@@ -112,3 +112,39 @@ describe('whole-row references', () => {
     ])
   })
 })
+
+describe('system columns', () => {
+  it('read through the wrapper under the row filter, and stay out of a written-out *', async () => {
+    const adults = policy('row_filter', {
+      target: { schemas: ['public'], tables: ['person'] },
+      filterExpression: 'age >= 25',
+    })
+    const session = await makeSession(catalog, { accessMode: 'open', policies: [adults] })
+    expect(
+      await run(
+        db,
+        session,
+        'SELECT tableoid::regclass::text AS rel, p.* FROM person p ORDER BY name',
+      ),
+    ).toEqual([
+      { rel: 'person', name: 'p1', age: 30 },
+      { rel: 'person', name: 'p2', age: 40 },
+    ])
+  })
+
+  it('leave masks in place for the columns a * stands for', async () => {
+    const mask = policy('column_mask', {
+      target: { ...customers, columns: ['name'] },
+      maskExpression: "'***'",
+    })
+    const session = await makeSession(catalog, { accessMode: 'open', policies: [mask] })
+    const rows = await run(
+      db,
+      session,
+      'SELECT ctid IS NOT NULL AS has_ctid, * FROM customers WHERE id = 2',
+    )
+    expect(rows).toEqual([
+      { has_ctid: true, id: 2, name: '***', region: 'us', joined: expect.any(Date) },
+    ])
+  })
+})

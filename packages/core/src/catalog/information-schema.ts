@@ -6,6 +6,7 @@ import {
   resTarget,
   selectStmt,
   stringConst,
+  typeCast,
 } from '../ast/node.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 
@@ -66,22 +67,24 @@ export function informationSchemaSubquery(
     if (schema.visible !== schema.upstream) aliases.set(schema.upstream, schema.visible)
   }
   const targets = columns.map((column) => {
-    if (HIDDEN_COLUMNS.has(column)) return resTarget(nullConst(), column)
+    // Typed as the real views type them (their domains), so clients see the same column types.
+    if (HIDDEN_COLUMNS.has(column)) {
+      const domain = column === 'view_definition' ? 'character_data' : 'sql_identifier'
+      return resTarget(typeCast(nullConst(), ['information_schema', domain]), column)
+    }
     if (column.endsWith('_catalog') || column === 'catalog_name') {
       // The catalog label is the datasource name (spec 1.1 rule 12), never the upstream database.
-      return resTarget(
-        {
-          CaseExpr: {
-            args: [
-              caseWhen(
-                { NullTest: { arg: columnRef(column), nulltesttype: 'IS_NOT_NULL' } },
-                stringConst(session.datasource.name),
-              ),
-            ],
-          },
+      const label: AstNode = {
+        CaseExpr: {
+          args: [
+            caseWhen(
+              { NullTest: { arg: columnRef(column), nulltesttype: 'IS_NOT_NULL' } },
+              stringConst(session.datasource.name),
+            ),
+          ],
         },
-        column,
-      )
+      }
+      return resTarget(typeCast(label, ['information_schema', 'sql_identifier']), column)
     }
     if ((column === 'table_schema' || column === 'schema_name') && aliases.size > 0) {
       return resTarget(

@@ -13,6 +13,7 @@ import {
   type Pg,
   rangeSubselect,
   rangeVar,
+  resTarget,
   selectStmt,
   stringConst,
   stringNode,
@@ -37,6 +38,7 @@ import type { CompiledSession, TableEntry } from '../session/compiled-session.js
 import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
 import { SqlState } from '../sqlstate.js'
 import { dependentGroupColumns } from './functional-dependency.js'
+import { systemColumnUse } from './system-columns.js'
 import { type WholeRowLevel, wholeRowLevel, wholeRowType } from './whole-row-scope.js'
 
 /**
@@ -112,6 +114,8 @@ export function wrapScans(
     }
   }
 
+  // System columns a level reads, by the RangeVar whose wrapper must carry them.
+  const systemColumns = new Map<object, readonly string[]>()
   // The query levels around the expression being mapped, outermost first (whole-row-scope.ts).
   const levels: WholeRowLevel[] = []
 
@@ -122,10 +126,15 @@ export function wrapScans(
   const mapSelect = (select: Pg.SelectStmt): AstNode | undefined => {
     const level = wholeRowLevel(select, analysis, plans)
     const extra = dependentGroupColumns(select, analysis, plans)
-    if (!level && extra.length === 0) return undefined
+    const system = systemColumnUse(select, analysis, plans)
+    if (!level && extra.length === 0 && !system) return undefined
+    if (system) for (const [rv, columns] of system.scans) systemColumns.set(rv, columns)
     const out: Record<string, unknown> = {}
     for (const key in select) {
-      const field = (select as Record<string, unknown>)[key]
+      const field =
+        key === 'targetList' && system
+          ? system.targetList
+          : (select as Record<string, unknown>)[key]
       const scoped = level !== undefined && LEVEL_CLAUSES.has(key)
       if (scoped) {
         level.suspended = key === 'sortClause' || key === 'groupClause'
@@ -182,7 +191,8 @@ export function wrapScans(
         const plan = plans.get(reference.entry)
         if (!plan?.fragments) throw new Error('scan plan missing for a resolved table')
         const pushed = leakproofConjuncts(plan, analysis.pushdowns.get(rv))
-        return rangeSubselect(innerScan(plan, plan.fragments, rv, sample, pushed), alias)
+        const system = systemColumns.get(rv) ?? []
+        return rangeSubselect(innerScan(plan, plan.fragments, rv, sample, pushed, system), alias)
       }
       case 'view': {
         if (sample) {
@@ -296,12 +306,13 @@ function innerScan(
   rv: Pg.RangeVar,
   sample: Pg.RangeTableSample | undefined,
   pushed: readonly AstNode[],
+  system: readonly string[],
 ): AstNode {
   // The parser writes `inh: true` for a plain scan and leaves it out for `ONLY`.
   const only = rv.inh !== true
   // The common case: the whole body was deparsed once per session.
-  if (!only && !sample && pushed.length === 0) return fragments.body
-  if (!only && !sample) {
+  if (!only && !sample && pushed.length === 0 && system.length === 0) return fragments.body
+  if (!only && !sample && system.length === 0) {
     const conjuncts = fragments.whereText === undefined ? [] : [fragments.whereText]
     for (const conjunct of pushed) conjuncts.push(expressionText(conjunct))
     return scanBodyFragment(fragments.head, conjuncts, plan.filtered)
@@ -314,7 +325,7 @@ function innerScan(
   }
   if (sample) scan = { RangeTableSample: { ...sample, relation: scan } }
   return selectStmt({
-    targets: [fragments.targets],
+    targets: [fragments.targets, ...system.map((c) => resTarget(columnRef(plan.table.name, c)))],
     from: [scan],
     where: and(fragments.where, ...pushed),
     fence: plan.filtered,
