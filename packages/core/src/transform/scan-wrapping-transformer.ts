@@ -137,7 +137,7 @@ export function wrapScans(
           : (select as Record<string, unknown>)[key]
       const scoped = level !== undefined && LEVEL_CLAUSES.has(key)
       if (scoped) {
-        level.suspended = key === 'sortClause' || key === 'groupClause'
+        level.suspended = OUTPUT_NAME_CLAUSES.has(key)
         levels.push(level)
       }
       out[key] = field !== null && typeof field === 'object' ? mapTree(field, mapper) : field
@@ -356,6 +356,9 @@ const LEVEL_CLAUSES = new Set([
   'groupClause',
   'distinctClause',
 ])
+
+/** Clauses where a bare name may be an output column, so it is never read as a whole row. */
+const OUTPUT_NAME_CLAUSES = new Set(['sortClause', 'groupClause', 'distinctClause'])
 
 /** The most user conjuncts copied below one fence. */
 const MAX_PUSHED_CONJUNCTS = 32

@@ -21,7 +21,7 @@ export interface WholeRowLevel {
   readonly rows: ReadonlyMap<string, RowType | undefined>
   /** Column names this level exposes, or undefined when some FROM item's columns are unknown. */
   readonly columns: ReadonlySet<string> | undefined
-  /** Set while ORDER BY and GROUP BY are mapped: a bare name there may be an output column. */
+  /** Set while ORDER BY, GROUP BY and DISTINCT ON are mapped: a bare name there may be an output column. */
   suspended: boolean
 }
 
