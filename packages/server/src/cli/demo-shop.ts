@@ -1,5 +1,7 @@
 import { PGlite } from '@electric-sql/pglite'
-import type { SaveColumnInput, SaveSchemaInput, SaveTableInput, Store } from '@palisade/store'
+import type { SaveSchemaInput, SaveTableInput, Store } from '@palisade/store'
+import { readColumns, readRelations } from '../http/upstream-catalog.js'
+import type { UpstreamReader } from '../http/upstream-reader.js'
 
 /** The demo upstream: a small shop shared by two tenants. */
 export const DEMO_SHOP_SQL = `
@@ -28,38 +30,31 @@ export const DEMO_USERS = [
   { username: 'bob', tenant: 'globex' },
 ] as const
 
-/** Reads the upstream's tables and columns (schema `public`) the way discovery would. */
+/** Reads the upstream's relations and columns (schema `public`) with discovery's own readers. */
 export async function readCatalog(initSql: string): Promise<SaveSchemaInput[]> {
   const db = new PGlite()
   try {
     await db.exec(initSql)
-    const { rows } = await db.query<{
-      table_name: string
-      column_name: string
-      ordinal_position: number
-      data_type: string
-      is_nullable: string
-      column_default: string | null
-    }>(`SELECT table_name, column_name, ordinal_position, data_type, is_nullable, column_default
-        FROM information_schema.columns WHERE table_schema = 'public'
-        ORDER BY table_name, ordinal_position`)
-    const tables = new Map<string, SaveTableInput & { columns: SaveColumnInput[] }>()
-    for (const r of rows) {
-      let table = tables.get(r.table_name)
-      if (!table) {
-        table = { table_name: r.table_name, is_selected: true, columns: [] }
-        tables.set(r.table_name, table)
-      }
-      table.columns.push({
-        column_name: r.column_name,
-        ordinal_position: Number(r.ordinal_position),
-        data_type: r.data_type,
-        is_nullable: r.is_nullable === 'YES',
-        column_default: r.column_default,
-        is_selected: true,
-      })
+    const reader: UpstreamReader = {
+      query: async <T>(text: string, params?: unknown[]) => (await db.query<T>(text, params)).rows,
+      close: async () => {},
     }
-    return [{ schema_name: 'public', is_selected: true, tables: [...tables.values()] }]
+    const relations = await readRelations(reader, ['public'])
+    const columns = await readColumns(
+      reader,
+      relations.map((r) => ({ schema: r.schema_name, table: r.table_name })),
+    )
+    const tables: SaveTableInput[] = relations.map(({ schema_name: _schema, ...relation }) => ({
+      ...relation,
+      is_selected: true,
+      columns: columns
+        .filter((c) => c.table_name === relation.table_name)
+        .map(({ schema_name: _s, table_name: _t, ...column }) => ({
+          ...column,
+          is_selected: true,
+        })),
+    }))
+    return [{ schema_name: 'public', is_selected: true, tables }]
   } finally {
     await db.close()
   }

@@ -74,6 +74,14 @@ describe('palisade demo', () => {
     const tenants = await alice.query('SELECT tenant FROM tenants')
     expect(tenants.rows).toEqual([{ tenant: 'acme' }])
     await expect(alice.query('SELECT ssn FROM customers')).rejects.toMatchObject({ code: '42501' })
+    // Grouping by the primary key discovery recorded: the other columns stay selectable.
+    const perCustomer = await alice.query(
+      'SELECT c.id, c.name, count(o.id)::int AS n FROM customers c LEFT JOIN orders o ON o.customer_id = c.id GROUP BY c.id ORDER BY c.id',
+    )
+    expect(perCustomer.rows).toEqual([
+      { id: 1, name: 'Ann Archer', n: 2 },
+      { id: 2, name: 'Abe Adams', n: 1 },
+    ])
   })
 
   it('lets the admin log in over HTTP and read the query audit', async () => {
