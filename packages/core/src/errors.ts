@@ -73,8 +73,8 @@ export class UnsupportedStatementError extends PalisadeError {
 /** Malformed SQL, with the parser's own message. */
 export class SqlParseError extends PalisadeError {
   readonly position: number | undefined
-  constructor(message: string, position?: number) {
-    super(SqlState.SyntaxError, message)
+  constructor(message: string, position?: number, code: SqlState = SqlState.SyntaxError) {
+    super(code, message)
     this.position = position
   }
 }

@@ -15,6 +15,7 @@ export const SqlState = {
   InvalidSchemaName: '3F000',
   InvalidName: '42602',
   InvalidParameterValue: '22023',
+  InvalidEscapeSequence: '22025',
   ProgramLimitExceeded: '54000',
   StatementTooComplex: '54001',
   ProtocolViolation: '08P01',

@@ -1,6 +1,7 @@
 import { loadModule, parseSync } from 'pgsql-parser'
 import { BoundedCache } from '../bounded-cache.js'
 import { isStackOverflow, SqlParseError, StackDepthError } from '../errors.js'
+import { SqlState } from '../sqlstate.js'
 import type { AstNode } from './node.js'
 
 /** One parsed statement with its original text span. */
@@ -50,7 +51,7 @@ function parseUncached(sql: string): readonly ParsedStatement[] {
     result = parseSync(sql) as typeof result
   } catch (error) {
     if (isStackOverflow(error)) throw new StackDepthError()
-    const parseError = toParseError(error)
+    const parseError = toParseError(error, sql)
     // The parser refuses input that holds no statement; PostgreSQL answers it as empty.
     if (parseError.message === 'Query cannot be empty') return Object.freeze([])
     throw parseError
@@ -72,11 +73,22 @@ function parseUncached(sql: string): readonly ParsedStatement[] {
   )
 }
 
-function toParseError(error: unknown): SqlParseError {
+function toParseError(error: unknown, sql: string): SqlParseError {
   const details = (error as { sqlDetails?: { message?: string; cursorPosition?: number } })
     .sqlDetails
   const message =
     details?.message ?? (error instanceof Error ? error.message : 'syntax error in SQL statement')
   const position = details?.cursorPosition === undefined ? undefined : details.cursorPosition + 1
-  return new SqlParseError(message, position)
+  return new SqlParseError(message, position, parseErrorCode(message, sql))
+}
+
+/**
+ * An error PostgreSQL's lexer raises with a code other than 42601: a bad escape in an `E'…'`
+ * string is 22025 (in a `U&'…'` string, with the same words, it is a syntax error).
+ */
+function parseErrorCode(message: string, sql: string): SqlState {
+  if (message === 'invalid Unicode escape' && !/u&'/i.test(sql)) {
+    return SqlState.InvalidEscapeSequence
+  }
+  return SqlState.SyntaxError
 }
