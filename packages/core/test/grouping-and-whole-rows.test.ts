@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../src/catalog.types.js'
+import type { EffectivePolicy } from '../src/policy/policy.types.js'
 import { FIDELITY_SETUP } from './fixtures/fidelity-corpus.js'
 import { readCatalogWithViews } from './fixtures/pglite.js'
 import { makeSession, policy, run, runError } from './fixtures/session.js'
@@ -19,12 +20,16 @@ beforeAll(async () => {
 }, 60_000)
 afterAll(() => db.close())
 
+/** A session in open access mode under the given policies. */
+const openSession = (...policies: EffectivePolicy[]) =>
+  makeSession(catalog, { accessMode: 'open', policies })
+
 const customers = { schemas: ['public'], tables: ['customers'] }
 const euOnly = policy('row_filter', { target: customers, filterExpression: "region = 'eu'" })
 
 describe('grouping by a primary key (functional dependency)', () => {
   it('selects the other columns of the grouped rows the row filter leaves', async () => {
-    const session = await makeSession(catalog, { accessMode: 'open', policies: [euOnly] })
+    const session = await openSession(euOnly)
     expect(
       await run(
         db,
@@ -42,7 +47,7 @@ describe('grouping by a primary key (functional dependency)', () => {
       target: { ...customers, columns: ['name'] },
       maskExpression: "'***'",
     })
-    const session = await makeSession(catalog, { accessMode: 'open', policies: [mask] })
+    const session = await openSession(mask)
     const rows = await run(db, session, 'SELECT id, name FROM customers GROUP BY id ORDER BY id')
     expect(rows.map((r) => r['name'])).toEqual(['***', '***', '***', '***'])
   })
@@ -52,14 +57,14 @@ describe('grouping by a primary key (functional dependency)', () => {
       target: { ...customers, columns: ['id'] },
       maskExpression: '0',
     })
-    const session = await makeSession(catalog, { accessMode: 'open', policies: [mask] })
+    const session = await openSession(mask)
     const error = await runError(db, session, 'SELECT id, name FROM customers GROUP BY id')
     expect(error.code).toBe('42803')
   })
 
   it('does not reach a denied column through the grouping', async () => {
     const deny = policy('column_deny', { target: { ...customers, columns: ['region'] } })
-    const session = await makeSession(catalog, { accessMode: 'open', policies: [deny] })
+    const session = await openSession(deny)
     expect(
       await run(db, session, 'SELECT * FROM customers GROUP BY id ORDER BY id LIMIT 1'),
     ).toEqual([{ id: 1, name: 'ann', joined: expect.any(Date) }])
@@ -70,7 +75,7 @@ describe('grouping by a primary key (functional dependency)', () => {
 
 describe('whole-row references', () => {
   it("have the table's row type when the session sees every column unmasked", async () => {
-    const session = await makeSession(catalog, { accessMode: 'open', policies: [euOnly] })
+    const session = await openSession(euOnly)
     expect(
       await run(
         db,
@@ -84,16 +89,13 @@ describe('whole-row references', () => {
   })
 
   it('leave a denied column out and show masked values, as an anonymous record', async () => {
-    const session = await makeSession(catalog, {
-      accessMode: 'open',
-      policies: [
-        policy('column_deny', { target: { ...customers, columns: ['region'] } }),
-        policy('column_mask', {
-          target: { schemas: ['public'], tables: ['orders'], columns: ['amount'] },
-          maskExpression: '0',
-        }),
-      ],
-    })
+    const session = await openSession(
+      policy('column_deny', { target: { ...customers, columns: ['region'] } }),
+      policy('column_mask', {
+        target: { schemas: ['public'], tables: ['orders'], columns: ['amount'] },
+        maskExpression: '0',
+      }),
+    )
     const [customer] = await run(
       db,
       session,
@@ -106,7 +108,7 @@ describe('whole-row references', () => {
   })
 
   it('read a column, not the row, when a column has the alias as its name', async () => {
-    const session = await makeSession(catalog, { accessMode: 'open' })
+    const session = await openSession()
     expect(await run(db, session, 'SELECT name FROM customers name ORDER BY 1 LIMIT 1')).toEqual([
       { name: 'ann' },
     ])
@@ -119,7 +121,7 @@ describe('system columns', () => {
       target: { schemas: ['public'], tables: ['person'] },
       filterExpression: 'age >= 25',
     })
-    const session = await makeSession(catalog, { accessMode: 'open', policies: [adults] })
+    const session = await openSession(adults)
     expect(
       await run(
         db,
@@ -137,7 +139,7 @@ describe('system columns', () => {
       target: { ...customers, columns: ['name'] },
       maskExpression: "'***'",
     })
-    const session = await makeSession(catalog, { accessMode: 'open', policies: [mask] })
+    const session = await openSession(mask)
     const rows = await run(
       db,
       session,

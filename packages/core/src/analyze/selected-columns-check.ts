@@ -3,6 +3,7 @@ import { PolicyDeniedError } from '../errors.js'
 import type { TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
 import type { QueryAnalysis } from './query-analyzer.js'
+import { scannedRelation } from './scanned-relation.js'
 
 interface FromTable {
   readonly name: string
@@ -79,21 +80,10 @@ function collectFrom(
     collectFrom(join.rarg as AstNode, analysis, plans, out, opaque)
     return
   }
-  const rv =
-    tag === 'RangeVar'
-      ? (item as { RangeVar: Pg.RangeVar }).RangeVar
-      : tag === 'RangeTableSample'
-        ? (item as { RangeTableSample: { relation?: { RangeVar?: Pg.RangeVar } } }).RangeTableSample
-            .relation?.RangeVar
-        : undefined
-  const reference = rv ? analysis.references.get(rv) : undefined
-  const plan =
-    reference?.kind === 'table' || reference?.kind === 'view'
-      ? plans.get(reference.entry)
-      : undefined
-  if (!rv || !plan) {
+  const scan = scannedRelation(item, analysis, plans)
+  if (!scan) {
     opaque.value = true
     return
   }
-  out.push({ name: rv.alias?.aliasname ?? rv.relname ?? '', plan })
+  out.push({ name: scan.alias, plan: scan.plan })
 }

@@ -131,10 +131,8 @@ export const INTERNAL_TYPES: ReadonlySet<string> = new Set([
   'table_am_handler',
 ])
 
-/** OID-family types: a stable or volatile function taking one looks something up in the catalog. */
-export const OBJECT_ID_TYPES: ReadonlySet<string> = new Set([
-  'oid',
-  'oidvector',
+/** `reg*` object-identifier types: casting to them probes object existence by name. */
+export const REG_TYPES: ReadonlySet<string> = new Set([
   'regclass',
   'regcollation',
   'regconfig',
@@ -147,6 +145,9 @@ export const OBJECT_ID_TYPES: ReadonlySet<string> = new Set([
   'regrole',
   'regtype',
 ])
+
+/** OID-family types: a stable or volatile function taking one looks something up in the catalog. */
+export const OBJECT_ID_TYPES: ReadonlySet<string> = new Set(['oid', 'oidvector', ...REG_TYPES])
 
 /**
  * Volatile functions reviewed one by one and allowed: they read only the clock or a random
@@ -229,6 +230,5 @@ export const OPERATOR_SUPPLEMENT: readonly string[] = []
  * would bypass that guard.
  */
 export function isRefusedTypeName(name: string): boolean {
-  const element = name.startsWith('_') ? name.slice(1) : name
-  return element.startsWith('reg') && OBJECT_ID_TYPES.has(element)
+  return REG_TYPES.has(name.startsWith('_') ? name.slice(1) : name)
 }

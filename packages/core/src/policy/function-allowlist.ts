@@ -13,6 +13,8 @@ import {
   REFUSED_FUNCTION_NAMES,
 } from './builtins.generated.js'
 
+export { REG_TYPES } from './builtin-review.js'
+
 /** Splits a generated word list. */
 export function wordSet(words: string): ReadonlySet<string> {
   return new Set(words.split(/\s+/).filter((w) => w.length > 0))
@@ -68,18 +70,3 @@ export function isAllowedOperator(names: readonly string[]): boolean {
   const builtIn = builtInName(names)
   return builtIn !== undefined && OPERATOR_ALLOWLIST.has(builtIn)
 }
-
-/** `reg*` object-identifier types: casting to them probes object existence by name. */
-export const REG_TYPES: ReadonlySet<string> = new Set([
-  'regclass',
-  'regcollation',
-  'regconfig',
-  'regdictionary',
-  'regnamespace',
-  'regoper',
-  'regoperator',
-  'regproc',
-  'regprocedure',
-  'regrole',
-  'regtype',
-])

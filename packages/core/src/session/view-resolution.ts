@@ -241,13 +241,13 @@ function leafSelects(select: Pg.SelectStmt): Pg.SelectStmt[] {
   return [select]
 }
 
-/** Output column names of a SELECT, as PostgreSQL names them for the printed definitions. */
 /** The number of columns of a VALUES leaf, or undefined for a SELECT. */
 function valuesWidth(select: Pg.SelectStmt | undefined): number | undefined {
   const first = (select?.valuesLists?.[0] as { List?: { items?: unknown[] } } | undefined)?.List
   return first ? (first.items?.length ?? 0) : undefined
 }
 
+/** Output column names of a SELECT, as PostgreSQL names them for the printed definitions. */
 function outputNames(select: Pg.SelectStmt | undefined): string[] {
   return (select?.targetList ?? []).map((item) => {
     const target = (item as { ResTarget?: Pg.ResTarget }).ResTarget

@@ -1,4 +1,5 @@
 import type { QueryAnalysis } from '../analyze/query-analyzer.js'
+import { scannedRelation } from '../analyze/scanned-relation.js'
 import { walkTree } from '../ast/map-tree.js'
 import { type AstNode, bodyOf, columnRef, type Pg, stringsOf, tagOf } from '../ast/node.js'
 import type { TableEntry } from '../session/compiled-session.js'
@@ -86,16 +87,13 @@ function collectScans(
     collectScans(join.rarg as AstNode, analysis, plans, out)
     return
   }
-  const sample = bodyOf<Pg.RangeTableSample>(item, 'RangeTableSample')
-  const rv = bodyOf<Pg.RangeVar>(sample ? (sample.relation as AstNode) : item, 'RangeVar')
-  if (!rv || (rv.alias?.colnames?.length ?? 0) > 0) return
-  const reference = analysis.references.get(rv)
-  if (reference?.kind !== 'table') return
-  const plan = plans.get(reference.entry)
-  const key = plan?.table.table.primaryKey
-  if (!plan || !key || key.length === 0) return
+  const scan = scannedRelation(item, analysis, plans)
+  if (scan?.kind !== 'table' || (scan.rv.alias?.colnames?.length ?? 0) > 0) return
+  const { plan } = scan
+  const key = plan.table.table.primaryKey
+  if (!key || key.length === 0) return
   if (!key.every((c) => plan.columns.includes(c) && !plan.masked.has(c))) return
-  out.push({ alias: rv.alias?.aliasname ?? rv.relname ?? '', plan })
+  out.push({ alias: scan.alias, plan })
 }
 
 /** A GROUP BY item as column reference names: a column, or an output position naming one. */

@@ -39,7 +39,12 @@ import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
 import { SqlState } from '../sqlstate.js'
 import { dependentGroupColumns } from './functional-dependency.js'
 import { systemColumnUse } from './system-columns.js'
-import { type WholeRowLevel, wholeRowLevel, wholeRowType } from './whole-row-scope.js'
+import {
+  mayReadWholeRows,
+  type WholeRowLevel,
+  wholeRowLevel,
+  wholeRowType,
+} from './whole-row-scope.js'
 
 /**
  * Replaces every table scan with its policy-enforcing derived table (keeping the user's alias,
@@ -118,13 +123,14 @@ export function wrapScans(
   const systemColumns = new Map<object, readonly string[]>()
   // The query levels around the expression being mapped, outermost first (whole-row-scope.ts).
   const levels: WholeRowLevel[] = []
+  const wholeRows = mayReadWholeRows(analysis)
 
   /**
    * A SELECT with its own level pushed while the clauses that see its FROM items are mapped,
    * and the columns that depend on a grouped primary key added to its GROUP BY.
    */
   const mapSelect = (select: Pg.SelectStmt): AstNode | undefined => {
-    const level = wholeRowLevel(select, analysis, plans)
+    const level = wholeRows ? wholeRowLevel(select, analysis, plans) : undefined
     const extra = dependentGroupColumns(select, analysis, plans)
     const system = systemColumnUse(select, analysis, plans)
     if (!level && extra.length === 0 && !system) return undefined

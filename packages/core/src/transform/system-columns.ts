@@ -1,6 +1,15 @@
 import type { QueryAnalysis } from '../analyze/query-analyzer.js'
+import { type ScannedRelation, scannedRelation } from '../analyze/scanned-relation.js'
 import { walkTree } from '../ast/map-tree.js'
-import { type AstNode, bodyOf, columnRef, type Pg, resTarget, stringsOf } from '../ast/node.js'
+import {
+  type AstNode,
+  bodyOf,
+  columnRef,
+  type Pg,
+  resTarget,
+  stringsOf,
+  tagOf,
+} from '../ast/node.js'
 import type { TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
 
@@ -36,7 +45,7 @@ export function systemColumnUse(
   plans: ReadonlyMap<TableEntry, ScanPlan>,
 ): SystemColumnUse | undefined {
   if (!analysis.facts.columns.some((c) => SYSTEM_COLUMNS.has(c))) return undefined
-  const scans: { rv: Pg.RangeVar; alias: string; plan: ScanPlan }[] = []
+  const scans: ScannedRelation[] = []
   let plain = true
   const visit = (item: AstNode): void => {
     const join = bodyOf<Pg.JoinExpr>(item, 'JoinExpr')
@@ -46,15 +55,18 @@ export function systemColumnUse(
       visit(join.rarg as AstNode)
       return
     }
-    const rv = bodyOf<Pg.RangeVar>(item, 'RangeVar')
-    const reference = rv ? analysis.references.get(rv) : undefined
-    const plan = reference?.kind === 'table' ? plans.get(reference.entry) : undefined
-    if (!rv || !plan?.fragments || (rv.alias?.colnames?.length ?? 0) > 0) {
-      // A subquery, function or CTE: its columns are not known here.
+    // Plain table scans only (not under TABLESAMPLE), without a column alias list.
+    const scan = tagOf(item) === 'RangeVar' ? scannedRelation(item, analysis, plans) : undefined
+    if (
+      scan?.kind !== 'table' ||
+      !scan.plan.fragments ||
+      (scan.rv.alias?.colnames?.length ?? 0) > 0
+    ) {
+      // A subquery, function, CTE or view: its columns are not known here.
       plain = false
       return
     }
-    scans.push({ rv, alias: rv.alias?.aliasname ?? rv.relname ?? '', plan })
+    scans.push(scan)
   }
   for (const item of select.fromClause ?? []) visit(item as AstNode)
   if (scans.length === 0) return undefined

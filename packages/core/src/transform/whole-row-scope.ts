@@ -1,4 +1,5 @@
 import type { QueryAnalysis } from '../analyze/query-analyzer.js'
+import { scannedRelation } from '../analyze/scanned-relation.js'
 import { type AstNode, bodyOf, type Pg, stringsOf } from '../ast/node.js'
 import type { TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
@@ -23,6 +24,21 @@ export interface WholeRowLevel {
   readonly columns: ReadonlySet<string> | undefined
   /** Set while ORDER BY, GROUP BY and DISTINCT ON are mapped: a bare name there may be an output column. */
   suspended: boolean
+}
+
+/**
+ * Whether the statement may hold a whole-row reference at all: one is a column reference named
+ * like a scanned table or view (the analyzer lists every referenced name), so most statements
+ * need no levels.
+ */
+export function mayReadWholeRows(analysis: QueryAnalysis): boolean {
+  const names = new Set(analysis.facts.columns)
+  for (const [node, reference] of analysis.references) {
+    if (reference.kind !== 'table' && reference.kind !== 'view') continue
+    const rv = node as Pg.RangeVar
+    if (names.has(rv.alias?.aliasname ?? rv.relname ?? '')) return true
+  }
+  return false
 }
 
 export function wholeRowLevel(
@@ -50,26 +66,18 @@ export function wholeRowLevel(
       else for (const c of named) columns.add(c)
       return
     }
-    const sample = bodyOf<Pg.RangeTableSample>(item, 'RangeTableSample')
-    const rv = bodyOf<Pg.RangeVar>(sample ? (sample.relation as AstNode) : item, 'RangeVar')
-    const reference = rv ? analysis.references.get(rv) : undefined
-    const plan =
-      reference?.kind === 'table' || reference?.kind === 'view'
-        ? plans.get(reference.entry)
-        : undefined
-    if (!rv || !plan) {
+    const scan = scannedRelation(item, analysis, plans)
+    if (!scan) {
       known = false
       return
     }
+    const { rv, plan } = scan
     const aliases = stringsOf(rv.alias?.colnames)
     plan.columns.forEach((c, i) => {
       columns.add(aliases[i] ?? c)
     })
     const fits = plan.denied.size === 0 && plan.masked.size === 0
-    rows.set(
-      rv.alias?.aliasname ?? rv.relname ?? '',
-      fits ? { schema: plan.table.schema, name: plan.table.name } : undefined,
-    )
+    rows.set(scan.alias, fits ? { schema: plan.table.schema, name: plan.table.name } : undefined)
   }
   for (const item of from) visit(item as AstNode)
   return { rows, columns: known ? columns : undefined, suspended: false }
