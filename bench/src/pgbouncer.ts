@@ -30,21 +30,27 @@ function findBinary(): string | undefined {
 }
 
 /**
- * Starts pgbouncer (trust auth for `target.user`; session pooling of 20 server connections for
+ * Starts pgbouncer (trust auth for `target.user` unless a SCRAM password is given; session pooling of 20 server connections for
  * 200 clients unless `pooling` says otherwise) or resolves undefined when it
  * is not installed or does not come up. As root it drops to `nobody`, since it refuses to run as
  * root.
  */
 export async function startPgbouncer(
   target: PgbouncerTarget,
-  pooling: { mode?: 'session' | 'transaction'; size?: number; maxClients?: number } = {},
+  pooling: {
+    mode?: 'session' | 'transaction'
+    size?: number
+    maxClients?: number
+    /** Clients log in with SCRAM and this password (as they do to Palisade) instead of trust. */
+    scramPassword?: string
+  } = {},
 ): Promise<RunningPgbouncer | undefined> {
   const bin = findBinary()
   if (!bin) return undefined
   const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-pgbouncer-'))
   chmodSync(dir, 0o755)
   const port = await freePort()
-  writeFileSync(join(dir, 'users.txt'), `"${target.user}" ""\n`)
+  writeFileSync(join(dir, 'users.txt'), `"${target.user}" "${pooling.scramPassword ?? ''}"\n`)
   writeFileSync(
     join(dir, 'pgbouncer.ini'),
     [
@@ -54,7 +60,7 @@ export async function startPgbouncer(
       'listen_addr = 127.0.0.1',
       `listen_port = ${port}`,
       'unix_socket_dir =',
-      'auth_type = trust',
+      `auth_type = ${pooling.scramPassword ? 'scram-sha-256' : 'trust'}`,
       `auth_file = ${join(dir, 'users.txt')}`,
       `pool_mode = ${pooling.mode ?? 'session'}`,
       `default_pool_size = ${pooling.size ?? 20}`,

@@ -7,10 +7,10 @@
  * when installed. pgbouncer 1.18 cannot run prepared statements in transaction mode: its cell
  * says so. Palisade's RSS is read while its clients are connected.
  */
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { runPgbench } from './pgbench-runner.js'
 import { startPgbouncer } from './pgbouncer.js'
 import { startProxyProcess } from './proxy-child.js'
 import { PASSWORD } from './proxy-fixture.js'
@@ -24,48 +24,25 @@ const CLIENTS = (process.env['BENCH_POOLING_CLIENTS'] ?? '200,1000').split(',').
 const POOLS = (process.env['BENCH_POOLING_SIZES'] ?? '10,20').split(',').map(Number)
 const MODES = (process.env['BENCH_POOLING_MODES'] ?? 'simple,extended,prepared').split(',')
 
-interface PgbenchResult {
-  tps: number
-  failed: number
-  ok: boolean
-  note: string
-}
-
-/** Runs pgbench with `script` against 127.0.0.1:`port` and reads tps and failures from its report. */
-async function pgbench(
+/** pgbench against one pooler: -T counts the logins too (1,000 SCRAM logins take seconds). */
+const pgbench = (
   port: number,
   user: string,
   database: string,
   script: string,
   clients: number,
   mode: string,
-): Promise<PgbenchResult> {
-  // 1,000 clients need more descriptors than the usual 1,024.
-  const command = [
-    'ulimit -n 65536 2>/dev/null || true;',
-    // -T counts the connections too: 1,000 SCRAM logins take seconds, so they get their own.
-    `exec pgbench -n -h 127.0.0.1 -p ${port} -U ${user} -c ${clients} -j 2 -T ${SECONDS + Math.ceil(clients / 150)}`,
-    `-M ${mode} -f ${script} ${database}`,
-  ].join(' ')
-  const child = spawn('bash', ['-c', command], {
-    env: { ...process.env, PGPASSWORD: PASSWORD, PGSSLMODE: 'disable' },
+) =>
+  runPgbench({
+    port,
+    user,
+    database,
+    script,
+    clients,
+    mode,
+    seconds: SECONDS + Math.ceil(clients / 150),
+    password: PASSWORD,
   })
-  let out = ''
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString()
-  })
-  child.stderr.on('data', (d: Buffer) => {
-    out += d.toString()
-  })
-  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)))
-  const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1] ?? NaN)
-  const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)
-  const note =
-    /(?:ERROR|FATAL|error):?\s*([^\n]*)/i.exec(out)?.[1]?.slice(0, 80) ??
-    out.trim().split('\n').at(-1)?.slice(0, 80) ??
-    ''
-  return { tps, failed, ok: code === 0 && Number.isFinite(tps), note }
-}
 
 export async function run(): Promise<void> {
   if (!pgUrl) {

@@ -11,6 +11,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   invalidation: () => import('./invalidation.js'),
   isolation: () => import('./isolation.js'),
   logins: () => import('./logins.js'),
+  pgbench: () => import('./pgbench.js'),
   pooling: () => import('./pooling.js'),
   memory: () => import('./memory.js'),
 }

@@ -40,6 +40,12 @@ export {
   type DecisionLogSink,
 } from './session/compile-session.js'
 export type { CompiledSession } from './session/compiled-session.js'
+export {
+  describeCatalog,
+  type VisibleColumn,
+  type VisibleSchema,
+  type VisibleTable,
+} from './session/describe-catalog.js'
 export { describeViews, type ViewDescription } from './session/describe-views.js'
 export type * from './session-context.types.js'
 export * from './sqlstate.js'

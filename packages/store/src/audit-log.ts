@@ -54,6 +54,7 @@ const ACTIONS = new Set([
   'remove_parent',
   'grant_access',
   'revoke_access',
+  'preview',
 ])
 
 /** Reads the append-only admin audit; there is deliberately no write, update or delete here. */

@@ -4,6 +4,7 @@ import { AccessService } from './access-service.js'
 import { AssignmentsService } from './assignments-service.js'
 import { AttributesService } from './attributes-service.js'
 import { AdminAuditLog } from './audit-log.js'
+import { AuditedActions } from './audited-actions.js'
 import { CatalogService } from './catalog-service.js'
 import {
   CHANGE_CHANNEL,
@@ -77,6 +78,8 @@ export interface Store {
   readonly logins: LoginAudit
   readonly audit: {
     readonly admin: AdminAuditLog
+    /** Audited admin actions that change nothing (previews). */
+    readonly actions: AuditedActions
     readonly queries: {
       /** Queues one row (never blocks); false when dropped. */
       write(record: QueryAuditRecord): boolean
@@ -191,6 +194,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     logins,
     audit: {
       admin: new AdminAuditLog(context),
+      actions: new AuditedActions(context),
       queries: {
         write: (record) => writer.write(record),
         flush: () => writer.flush(),

@@ -12,6 +12,7 @@ export type {
 } from './attributes-service.js'
 export { RESERVED_USER_KEYS } from './attributes-service.js'
 export type { AdminAuditEntry, AdminAuditFilter, AdminAuditLog } from './audit-log.js'
+export type { AuditedActions, PreviewAuditEntry } from './audited-actions.js'
 export type {
   CatalogService,
   CatalogView,

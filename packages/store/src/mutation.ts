@@ -26,7 +26,7 @@ export type AuditResourceType =
   | 'table_relationship'
   | 'column_anchor'
 
-/** Admin-audit actions (spec 2.2). */
+/** Admin-audit actions (spec 2.2; `preview`: admin-api 19). */
 export type AuditAction =
   | 'create'
   | 'update'
@@ -39,6 +39,7 @@ export type AuditAction =
   | 'remove_parent'
   | 'grant_access'
   | 'revoke_access'
+  | 'preview'
 
 /** Thrown when a write path would commit without an audit entry: a server bug (admin-api 1.6). */
 export class MissingAuditEntryError extends Error {

@@ -1,7 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
 import type { SaveSchemaInput, SaveTableInput, Store } from '@palisade/store'
-import { readColumns, readRelations } from '../http/upstream-catalog.js'
-import type { UpstreamReader } from '../http/upstream-reader.js'
+import { type QueryReader, readColumns, readRelations } from '../http/upstream-catalog.js'
 
 /** The demo upstream: a small shop shared by two tenants. */
 export const DEMO_SHOP_SQL = `
@@ -35,9 +34,8 @@ export async function readCatalog(initSql: string): Promise<SaveSchemaInput[]> {
   const db = new PGlite()
   try {
     await db.exec(initSql)
-    const reader: UpstreamReader = {
+    const reader: QueryReader = {
       query: async <T>(text: string, params?: unknown[]) => (await db.query<T>(text, params)).rows,
-      close: async () => {},
     }
     const relations = await readRelations(reader, ['public'])
     const columns = await readColumns(
@@ -65,6 +63,11 @@ export async function seedDemo(
   store: Store,
   adminId: string,
   password: string,
+  /** Where the shop lives: by default an in-memory PGlite that runs DEMO_SHOP_SQL. */
+  upstream: { ds_type: 'pglite' | 'postgres'; config: Record<string, unknown> } = {
+    ds_type: 'pglite',
+    config: { init_sql: DEMO_SHOP_SQL },
+  },
 ): Promise<{ datasourceId: string }> {
   await store.attributes.create(
     { key: 'tenant', entity_type: 'user', value_type: 'string' },
@@ -76,7 +79,7 @@ export async function seedDemo(
     users.push(await store.users.create({ username: u.username, password, attributes }, adminId))
   }
   const ds = await store.datasources.create(
-    { name: 'shop', ds_type: 'pglite', access_mode: 'open', config: { init_sql: DEMO_SHOP_SQL } },
+    { name: 'shop', access_mode: 'open', ...upstream },
     adminId,
   )
   await store.catalog.saveCatalog(ds.id, await readCatalog(DEMO_SHOP_SQL), adminId)

@@ -12,12 +12,21 @@ import {
   serverConfigFromArgs,
   storeLocation,
 } from './options.js'
+import { previewCommand } from './preview-command.js'
 
 const COMMANDS = {
   serve: 'start the data plane and the admin API',
   migrate: 'apply the store migrations and exit',
   demo: 'start a throw-away demo (embedded store and shop) and print what to try',
 } as const
+
+/** Commands that talk to a running server's admin API; each parses its own flags (`--help`). */
+const CLIENT_COMMANDS: Record<
+  string,
+  { help: string; run: (argv: readonly string[], env?: NodeJS.ProcessEnv) => Promise<number> }
+> = {
+  preview: { help: "show what a user's session would do with SQL", run: previewCommand },
+}
 
 /** The `palisade --help` text. */
 export function helpText(): string {
@@ -32,6 +41,7 @@ export function helpText(): string {
     '',
     'Commands:',
     ...Object.entries(COMMANDS).map(([name, text]) => `  ${name.padEnd(28)}${text}`),
+    ...Object.entries(CLIENT_COMMANDS).map(([name, c]) => `  ${name.padEnd(28)}${c.help}`),
     '',
     `Flags (serve, migrate; demo takes the ports and --log-level):`,
     `  ${'flag'.padEnd(28)}${'environment'.padEnd(30)}meaning`,
@@ -50,7 +60,12 @@ const OPTIONS = {
 } as const
 
 /** Runs the CLI with `argv` (without node and the script); returns the exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  const client = argv[0] === undefined ? undefined : CLIENT_COMMANDS[argv[0]]
+  if (client) return client.run(argv.slice(1), env)
   const { values, positionals } = parseArgs({
     args: [...argv],
     options: OPTIONS as Record<string, { type: 'string' | 'boolean'; short?: string }>,

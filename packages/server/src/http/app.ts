@@ -24,6 +24,7 @@ import { loginThrottleRoutes } from './routes/login-throttles.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { openApiRoute } from './routes/openapi.js'
 import { policyRoutes } from './routes/policies.js'
+import { previewRoutes } from './routes/preview.js'
 import { relationshipRoutes } from './routes/relationships.js'
 import { roleRoutes } from './routes/roles.js'
 import { userRoutes } from './routes/users.js'
@@ -74,6 +75,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   ...policyRoutes,
   ...attributeRoutes,
   ...decisionFunctionRoutes,
+  ...previewRoutes,
   ...roleRoutes,
   ...auditRoutes,
   ...loginThrottleRoutes,

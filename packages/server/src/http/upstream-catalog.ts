@@ -2,6 +2,9 @@ import type { RelationName, TableKind } from '@palisade/core'
 import type { UpstreamColumn } from '@palisade/store'
 import type { UpstreamReader } from './upstream-reader.js'
 
+/** What the catalog readers use of a connection: plain queries. */
+export type QueryReader = Pick<UpstreamReader, 'query'>
+
 /** One upstream table, view, materialized view or foreign table. */
 export interface UpstreamTable {
   schema_name: string
@@ -43,7 +46,7 @@ const USER_SCHEMA = `n.nspname NOT IN ('pg_catalog', 'information_schema')
 const RELATION = `c.relkind IN ('r', 'p', 'v', 'm', 'f')`
 
 /** Upstream schema names, sorted, without system schemas. */
-export async function readSchemas(reader: UpstreamReader): Promise<string[]> {
+export async function readSchemas(reader: QueryReader): Promise<string[]> {
   const rows = await reader.query<{ schema_name: string }>(
     `SELECT n.nspname AS schema_name FROM pg_catalog.pg_namespace n
      WHERE ${USER_SCHEMA} ORDER BY 1`,
@@ -56,7 +59,7 @@ const TABLE_TYPE = `CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALI
 
 /** The tables of the given schemas, sorted by schema and name. */
 export async function readTables(
-  reader: UpstreamReader,
+  reader: QueryReader,
   schemas: readonly string[],
 ): Promise<UpstreamTable[]> {
   if (schemas.length === 0) return []
@@ -76,7 +79,7 @@ export async function readTables(
  * schema-qualified and means the same thing wherever it is expanded.
  */
 export async function readRelations(
-  reader: UpstreamReader,
+  reader: QueryReader,
   schemas: readonly string[],
 ): Promise<UpstreamRelation[]> {
   if (schemas.length === 0) return []
@@ -152,7 +155,7 @@ export async function readRelations(
  * `information_schema.columns`.
  */
 export async function readColumns(
-  reader: UpstreamReader,
+  reader: QueryReader,
   tables: readonly { schema: string; table: string }[],
 ): Promise<UpstreamColumn[]> {
   const wanted = new Map(tables.map((t) => [`${t.schema}\u0000${t.table}`, t]))
@@ -180,7 +183,7 @@ export async function readColumns(
  * Single-column foreign keys whose referenced column carries a single-column unique index
  * (a primary key, a unique constraint or a plain unique index), sorted by child then name.
  */
-export function readForeignKeys(reader: UpstreamReader): Promise<UpstreamForeignKey[]> {
+export function readForeignKeys(reader: QueryReader): Promise<UpstreamForeignKey[]> {
   return reader.query<UpstreamForeignKey>(
     `SELECT con.conname AS constraint_name,
        cn.nspname AS child_schema_name, cc.relname AS child_table_name,

@@ -13,9 +13,23 @@ export const DISCOVERY_TIMEOUTS: UpstreamTimeouts = { connectMs: 30_000, stateme
 /** One short-lived upstream connection of the admin plane, for catalog reads. */
 export interface UpstreamReader {
   query<T>(text: string, params?: unknown[]): Promise<T[]>
+  /**
+   * Runs one statement and returns its columns and rows as arrays of PostgreSQL's text output
+   * (as psql shows them; columns with the same name are all kept).
+   */
+  textRows(text: string): Promise<TextRows>
   /** Closes the connection; also interrupts a PostgreSQL read in progress. Safe to call twice. */
   close(): Promise<void>
 }
+
+/** A result as text: what a preview shows (admin-api 19). */
+export interface TextRows {
+  columns: { name: string; type_oid: number }[]
+  rows: (string | null)[][]
+}
+
+/** node-postgres without type parsing: every value stays PostgreSQL's text. */
+const TEXT_TYPES = { getTypeParser: () => (value: string) => value }
 
 /** `sslmode` of admin-api 6.2 as node-postgres `ssl` options. */
 function sslOption(config: Record<string, unknown>): pg.ClientConfig['ssl'] {
@@ -71,6 +85,13 @@ async function openPostgres(
     async query<T>(text: string, params: unknown[] = []) {
       return (await client.query(text, params)).rows as T[]
     },
+    async textRows(text: string) {
+      const result = await client.query({ text, rowMode: 'array', types: TEXT_TYPES })
+      return {
+        columns: result.fields.map((f) => ({ name: f.name, type_oid: f.dataTypeID })),
+        rows: result.rows as (string | null)[][],
+      }
+    },
     close,
   }
 }
@@ -86,6 +107,7 @@ async function openPglite(
   const { PGlite } = await import('@electric-sql/pglite')
   const dataDir = typeof config['data_dir'] === 'string' ? config['data_dir'] : undefined
   const db = await PGlite.create(dataDir)
+  let textParsers: Record<number, (value: string) => string> | undefined
   let closed = false
   const close = async () => {
     if (closed) return
@@ -107,6 +129,23 @@ async function openPglite(
   return {
     async query<T>(text: string, params: unknown[] = []) {
       return (await db.query<T>(text, params)).rows
+    },
+    async textRows(text: string) {
+      // PGlite parses every type it knows; a parser per type that keeps the text undoes that.
+      textParsers ??= Object.fromEntries(
+        (await db.query<{ oid: number }>('SELECT oid::int AS oid FROM pg_type')).rows.map((r) => [
+          r.oid,
+          (value: string) => value,
+        ]),
+      )
+      const result = await db.query<(string | null)[]>(text, [], {
+        rowMode: 'array',
+        parsers: textParsers,
+      })
+      return {
+        columns: result.fields.map((f) => ({ name: f.name, type_oid: f.dataTypeID })),
+        rows: result.rows,
+      }
     },
     close,
   }

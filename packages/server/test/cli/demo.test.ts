@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type Demo, startDemo } from '../../src/cli/demo.js'
+import { main } from '../../src/cli/main.js'
 import { createLogger } from '../../src/logging/logger.js'
 
 /** Collects the JSON log lines the demo writes. */
@@ -116,5 +117,37 @@ describe('palisade demo', () => {
     expect(text).not.toContain(demo.admin.password)
     expect(text).not.toContain('Demo-pass-1')
     expect(text).not.toContain('Bearer')
+  })
+
+  it('previews a query as alice from the CLI, signed in with the admin credentials', async () => {
+    const printed: string[] = []
+    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
+      printed.push(String(line))
+    })
+    const env = {
+      PALISADE_ADMIN_USERNAME: demo.admin.username,
+      PALISADE_ADMIN_PASSWORD: demo.admin.password,
+    }
+    try {
+      const args = ['--as', 'alice', '--datasource', 'shop', '--admin-url', demo.server.admin.url]
+      const code = await main(
+        ['preview', ...args, '--execute', 'SELECT id, email FROM customers ORDER BY id'],
+        env,
+      )
+      expect(code).toBe(0)
+      const text = printed.join('\n')
+      expect(text).toContain('alice on shop: allowed')
+      expect(text).toContain('-- policies: ')
+      expect(text).toContain('a***@acme.example')
+      expect(text).not.toContain('globex')
+      expect(text).toContain('(2 rows)')
+      printed.length = 0
+      expect(await main(['preview', ...args, 'SELECT ssn FROM customers'], env)).toBe(3)
+      expect(printed.join('\n')).toContain(
+        'ERROR:  permission denied for column(s): ssn  (SQLSTATE 42501)',
+      )
+    } finally {
+      spy.mockRestore()
+    }
   })
 })

@@ -39,7 +39,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'column_anchor',
 ] as const satisfies readonly AuditResourceType[]
 
-/** The actions of spec 2.2. */
+/** The actions of spec 2.2, and `preview` (admin-api 19). */
 export const AUDIT_ACTIONS = [
   'create',
   'update',
@@ -52,6 +52,7 @@ export const AUDIT_ACTIONS = [
   'remove_parent',
   'grant_access',
   'revoke_access',
+  'preview',
 ] as const satisfies readonly AuditAction[]
 
 /**

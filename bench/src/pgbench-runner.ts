@@ -1,0 +1,57 @@
+/** Runs pgbench (the field's load tool) once and reads its report: bench/pgbench and bench/pooling. */
+import { spawn } from 'node:child_process'
+
+export interface PgbenchRun {
+  port: number
+  user: string
+  database: string
+  /** A pgbench script file. */
+  script: string
+  clients: number
+  /** `-M`: simple, extended or prepared. */
+  mode: string
+  seconds: number
+  /** `-C`: a new connection for every transaction. */
+  connectPerTransaction?: boolean
+  password?: string
+}
+
+export interface PgbenchResult {
+  tps: number
+  failed: number
+  /** Mean latency per transaction in ms, as pgbench reports it. */
+  latencyMs: number
+  ok: boolean
+  /** The first error line, or the last line of the output, when it failed. */
+  note: string
+}
+
+export async function runPgbench(run: PgbenchRun): Promise<PgbenchResult> {
+  // 1,000 clients need more descriptors than the usual 1,024.
+  const command = [
+    'ulimit -n 65536 2>/dev/null || true;',
+    `exec pgbench -n -h 127.0.0.1 -p ${run.port} -U ${run.user} -c ${run.clients}`,
+    `-j ${Math.min(2, run.clients)} -T ${run.seconds} -M ${run.mode}`,
+    run.connectPerTransaction ? '-C' : '',
+    `-f ${run.script} ${run.database}`,
+  ].join(' ')
+  const child = spawn('bash', ['-c', command], {
+    env: { ...process.env, PGPASSWORD: run.password ?? '', PGSSLMODE: 'disable' },
+  })
+  let out = ''
+  const collect = (d: Buffer) => {
+    out += d.toString()
+  }
+  child.stdout.on('data', collect)
+  child.stderr.on('data', collect)
+  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)))
+  // With -C the connections are the work: pgbench 15 prints tps including them.
+  const tps = Number(/tps = ([\d.]+) \((?:without|including)/.exec(out)?.[1] ?? Number.NaN)
+  const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)
+  const latencyMs = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? Number.NaN)
+  const note =
+    /(?:ERROR|FATAL|error):?\s*([^\n]*)/i.exec(out)?.[1]?.slice(0, 80) ??
+    out.trim().split('\n').at(-1)?.slice(0, 80) ??
+    ''
+  return { tps, failed, latencyMs, ok: code === 0 && Number.isFinite(tps), note }
+}

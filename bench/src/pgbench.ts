@@ -1,0 +1,277 @@
+/**
+ * bench/pgbench: the data plane measured the way the field measures a PostgreSQL proxy. pgbench
+ * runs a point query and a two-table join, in simple, extended and prepared protocol, at 1 and 8
+ * clients, plus connect-per-transaction (`-C`), against five targets taking turns in one run:
+ *
+ * - direct PostgreSQL, the policy written into the query by hand (trust auth);
+ * - pgbouncer 1.18 in session mode with SCRAM logins, the same hand-written query;
+ * - native row-level security plus a masking view (what a team would build instead), directly;
+ * - Palisade as a user with a row filter and a mask (SCRAM): Palisade adds both;
+ * - Palisade as a user without policies.
+ *
+ * Needs PALISADE_TEST_PG_URL and pgbench; pgbouncer when installed. Literals differ per query
+ * (pgbench's `\set id random(…)`), as psql, psycopg2 and BI tools send them in simple protocol.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { type PgbenchResult, runPgbench } from './pgbench-runner.js'
+import { startPgbouncer } from './pgbouncer.js'
+import { startProxyProcess } from './proxy-child.js'
+import { PASSWORD } from './proxy-fixture.js'
+import { createScratchDatabase } from './scratch-database.js'
+import { fmt, printTable } from './stats.js'
+
+const pgUrl = process.env['PALISADE_TEST_PG_URL']
+const SECONDS = Number(process.env['BENCH_PGBENCH_SECONDS'] ?? 5)
+/** Every target runs every cell this many times, in turns; the table gives the median. */
+const ROUNDS = Number(process.env['BENCH_PGBENCH_ROUNDS'] ?? 2)
+/** Runs only the cells whose label ("point simple 8", "connect") matches. */
+const FILTER = new RegExp(process.env['BENCH_PGBENCH_FILTER'] ?? '')
+
+/** The query as each kind of target sends it; `:id` is pgbench's random key. */
+interface Workload {
+  name: string
+  /** Key range of `:id`. */
+  keys: number
+  /** Through Palisade: the policies are added by the proxy. */
+  plain: string
+  /** Directly and through pgbouncer: the row filter and the mask written by hand. */
+  handWritten: string
+  /** Native row-level security does the filter; a security-invoker view does the mask. */
+  nativeRls: string
+}
+
+const workloads: Workload[] = [
+  {
+    name: 'point',
+    keys: 1000,
+    plain: 'SELECT id, name, email FROM customers WHERE id = :id',
+    handWritten:
+      "SELECT id, name, '***'::text AS email FROM customers WHERE id = :id AND tenant = 3",
+    nativeRls: 'SELECT id, name, email FROM customers_masked WHERE id = :id',
+  },
+  {
+    name: 'join',
+    keys: 10000,
+    plain:
+      'SELECT o.id, o.amount, c.name, c.email FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.id = :id',
+    handWritten:
+      "SELECT o.id, o.amount, c.name, '***'::text AS email FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.id = :id AND o.tenant = 3 AND c.tenant = 3",
+    nativeRls:
+      'SELECT o.id, o.amount, c.name, c.email FROM orders o JOIN customers_masked c ON c.id = o.customer_id WHERE o.id = :id',
+  },
+]
+
+interface Cell {
+  label: string
+  workload: Workload
+  mode: string
+  clients: number
+  connect: boolean
+}
+
+function cells(): Cell[] {
+  const out: Cell[] = []
+  for (const workload of workloads)
+    for (const mode of ['simple', 'extended', 'prepared'])
+      for (const clients of [1, 8])
+        out.push({
+          label: `${workload.name} ${mode} ${clients}`,
+          workload,
+          mode,
+          clients,
+          connect: false,
+        })
+  out.push({
+    label: 'point simple 8 connect',
+    workload: workloads[0] as Workload,
+    mode: 'simple',
+    clients: 8,
+    connect: true,
+  })
+  return out.filter((c) => FILTER.test(c.label))
+}
+
+/** A role under row-level security and a masking view: the native alternative. */
+async function createNativeRls(direct: pg.ClientConfig, role: string): Promise<void> {
+  const client = new pg.Client(direct)
+  await client.connect()
+  await client.query(`
+    CREATE ROLE ${role} LOGIN;
+    ALTER TABLE customers ENABLE ROW LEVEL SECURITY;
+    ALTER TABLE orders ENABLE ROW LEVEL SECURITY;
+    CREATE POLICY tenant ON customers USING (tenant = 3);
+    CREATE POLICY tenant ON orders USING (tenant = 3);
+    CREATE VIEW customers_masked WITH (security_invoker = true) AS
+      SELECT id, tenant, name, '***'::text AS email FROM customers;
+    GRANT SELECT ON customers, orders, customers_masked TO ${role};
+  `)
+  await client.end()
+}
+
+interface Target {
+  name: string
+  port: number
+  user: string
+  database: string
+  script: (w: Workload) => string
+  password?: string
+  cpuMicros?: () => Promise<number>
+}
+
+const median = (values: number[]) => {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b)
+  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number)
+}
+
+export async function run(): Promise<void> {
+  if (!pgUrl) {
+    console.log('bench/pgbench needs PALISADE_TEST_PG_URL (a PostgreSQL server); skipped.\n')
+    return
+  }
+  const scratch = await createScratchDatabase(pgUrl)
+  const rlsRole = `palisade_bench_rls_${process.pid}`
+  const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-pgbench-'))
+  const scriptFile = (w: Workload, kind: keyof Workload) => {
+    const file = join(dir, `${w.name}-${kind}.sql`)
+    writeFileSync(file, `\\set id random(1, ${w.keys})\n${w[kind]};\n`)
+    return file
+  }
+  const upstream = scratch.upstream
+  const superuser = String(upstream['user'])
+  const proxy = await startProxyProcess(upstream)
+  const bouncer = await startPgbouncer(
+    {
+      host: String(upstream['host']),
+      port: Number(upstream['port']),
+      database: scratch.name,
+      user: superuser,
+    },
+    { mode: 'session', size: 20, scramPassword: PASSWORD },
+  )
+  try {
+    await createNativeRls(scratch.direct, rlsRole)
+    const pgPort = Number(upstream['port'])
+    const targets: Target[] = [
+      {
+        name: 'direct',
+        port: pgPort,
+        user: superuser,
+        database: scratch.name,
+        script: (w) => scriptFile(w, 'handWritten'),
+      },
+      ...(bouncer
+        ? [
+            {
+              name: 'pgbouncer',
+              port: bouncer.port,
+              user: superuser,
+              database: scratch.name,
+              script: (w: Workload) => scriptFile(w, 'handWritten'),
+              password: PASSWORD,
+            },
+          ]
+        : []),
+      {
+        name: 'native RLS',
+        port: pgPort,
+        user: rlsRole,
+        database: scratch.name,
+        script: (w) => scriptFile(w, 'nativeRls'),
+      },
+      {
+        name: 'Palisade',
+        port: proxy.port,
+        user: 'alice',
+        database: 'bench',
+        script: (w) => scriptFile(w, 'plain'),
+        password: PASSWORD,
+        cpuMicros: () => proxy.cpuMicros(),
+      },
+      {
+        name: 'Palisade, no policy',
+        port: proxy.port,
+        user: 'plain',
+        database: 'bench',
+        script: (w) => scriptFile(w, 'plain'),
+        password: PASSWORD,
+        cpuMicros: () => proxy.cpuMicros(),
+      },
+    ]
+    const throughput: string[][] = []
+    const latency: string[][] = []
+    for (const cell of cells()) {
+      const results = new Map<string, PgbenchResult[]>()
+      const cpu = new Map<string, number[]>()
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const target of targets) {
+          const before = await target.cpuMicros?.()
+          const result = await runPgbench({
+            port: target.port,
+            user: target.user,
+            database: target.database,
+            script: target.script(cell.workload),
+            clients: cell.clients,
+            mode: cell.mode,
+            seconds: SECONDS,
+            connectPerTransaction: cell.connect,
+            ...(target.password ? { password: target.password } : {}),
+          })
+          results.set(target.name, [...(results.get(target.name) ?? []), result])
+          if (before !== undefined && result.ok) {
+            const spent = ((await target.cpuMicros?.()) ?? before) - before
+            cpu.set(target.name, [...(cpu.get(target.name) ?? []), spent / (result.tps * SECONDS)])
+          }
+        }
+      }
+      const tps = (name: string) =>
+        median((results.get(name) ?? []).map((r) => (r.ok ? r.tps : Number.NaN)))
+      const failure = (name: string) => (results.get(name) ?? []).find((r) => !r.ok)?.note
+      const direct = tps('direct')
+      const cellOf = (name: string) => {
+        const failed = failure(name)
+        if (failed !== undefined) return `failed: ${failed}`
+        const value = tps(name)
+        return `${fmt(value, 0)} (${fmt(value / direct, 2)}×)`
+      }
+      const label = `${cell.workload.name}, ${cell.connect ? '-C ' : ''}${cell.mode}`
+      throughput.push([
+        label,
+        String(cell.clients),
+        fmt(direct, 0),
+        ...targets.slice(1).map((t) => cellOf(t.name)),
+        fmt(median(cpu.get('Palisade') ?? []), 0),
+      ])
+      if (cell.clients === 1 && !cell.connect) {
+        // One client: the mean time of a transaction is 1 / tps; the difference is the added time.
+        latency.push([
+          label,
+          `${fmt(1e6 / direct, 0)} µs`,
+          ...targets.slice(1).map((t) => `+${fmt(1e6 / tps(t.name) - 1e6 / direct, 0)} µs`),
+        ])
+      }
+    }
+    const others = targets.slice(1).map((t) => t.name)
+    printTable(
+      `pgbench, ${SECONDS} s per run, median of ${ROUNDS} (tps and ratio to direct; Palisade's CPU per transaction in µs)`,
+      ['workload, -M', 'clients', 'direct', ...others, 'Palisade CPU µs'],
+      throughput,
+    )
+    printTable(
+      'One client: time added to a transaction over direct',
+      ['workload, -M', 'direct', ...others],
+      latency,
+    )
+  } finally {
+    await bouncer?.stop()
+    await proxy.stop()
+    rmSync(dir, { recursive: true, force: true })
+    await scratch.drop()
+    const admin = new pg.Client({ connectionString: pgUrl })
+    await admin.connect()
+    await admin.query(`DROP ROLE IF EXISTS ${rlsRole}`)
+    await admin.end()
+  }
+}

@@ -1,0 +1,72 @@
+import {
+  type CompiledSession,
+  type RewrittenStatement,
+  StatementKind,
+  scrubUpstreamError,
+} from '@palisade/core'
+import type { UpstreamReader } from '../http/upstream-reader.js'
+import type { PreviewStatement } from './preview-session.js'
+
+/** The cursor a preview reads through, so only `limit + 1` rows ever leave the upstream. */
+const CURSOR = 'palisade_preview'
+
+/** The fields of a driver error (node-postgres and PGlite both carry them). */
+function upstreamFields(error: unknown) {
+  const e = error as { code?: unknown; message?: unknown; detail?: unknown; hint?: unknown }
+  const str = (value: unknown) => (typeof value === 'string' ? value : undefined)
+  return {
+    code: str(e.code) ?? 'XX000',
+    message: str(e.message) ?? String(error),
+    detail: str(e.detail),
+    hint: str(e.hint),
+  }
+}
+
+/**
+ * Runs each query of a preview upstream in one READ ONLY transaction that is always rolled
+ * back, keeping the first `limit` rows of each; a failed statement gets the error its user
+ * would see (scrubbed as the data plane scrubs it) and the rest run after a savepoint rollback.
+ */
+export async function runReadOnly(
+  reader: UpstreamReader,
+  session: CompiledSession,
+  statements: readonly RewrittenStatement[],
+  out: PreviewStatement[],
+  limit: number,
+): Promise<void> {
+  await reader.query('BEGIN READ ONLY')
+  try {
+    for (const [i, statement] of statements.entries()) {
+      const target = out[i] as PreviewStatement
+      if (statement.kind !== StatementKind.Select) {
+        target.not_executed = 'only queries run in a preview'
+        continue
+      }
+      await reader.query('SAVEPOINT palisade_preview_statement')
+      try {
+        await reader.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${statement.sql}`)
+        const fetched = await reader.textRows(`FETCH FORWARD ${limit + 1} FROM ${CURSOR}`)
+        await reader.query(`CLOSE ${CURSOR}`)
+        const truncated = fetched.rows.length > limit
+        const rows = truncated ? fetched.rows.slice(0, limit) : fetched.rows
+        target.result = { ...fetched, rows, row_count: rows.length, truncated }
+        await reader.query('RELEASE SAVEPOINT palisade_preview_statement')
+      } catch (error) {
+        const scrubbed = scrubUpstreamError(upstreamFields(error), {
+          session,
+          originalSql: statement.originalSql,
+        })
+        target.error = {
+          sqlstate: scrubbed.code,
+          message: scrubbed.message,
+          detail: scrubbed.detail ?? null,
+          hint: scrubbed.hint ?? null,
+          audit_message: null,
+        }
+        await reader.query('ROLLBACK TO SAVEPOINT palisade_preview_statement')
+      }
+    }
+  } finally {
+    await reader.query('ROLLBACK').catch(() => undefined)
+  }
+}

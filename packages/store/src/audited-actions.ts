@@ -1,0 +1,28 @@
+import type { StoreContext } from './context.js'
+
+/** What a preview ran, as its admin-audit entry records it (admin-api 19). */
+export interface PreviewAuditEntry {
+  user_id: string
+  datasource_id: string
+  sql: string
+  executed: boolean
+}
+
+/**
+ * Admin actions that change nothing but are audited all the same: an admin who previews a
+ * user's session reads through that user's policies, which is worth a record (admin-api 19).
+ */
+export class AuditedActions {
+  readonly #ctx: StoreContext
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx
+  }
+
+  /** Records a preview as a `user`/`preview` entry on the previewed user. */
+  async preview(actorId: string, entry: PreviewAuditEntry): Promise<void> {
+    await this.#ctx.mutate(actorId, async (m) => {
+      m.audit('user', entry.user_id, 'preview', { ...entry })
+    })
+  }
+}
