@@ -26,7 +26,7 @@ import { fmt, printTable } from './stats.js'
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
 const SECONDS = Number(process.env['BENCH_PGBENCH_SECONDS'] ?? 5)
 /** Every target runs every cell this many times, in turns; the table gives the median. */
-const ROUNDS = Number(process.env['BENCH_PGBENCH_ROUNDS'] ?? 2)
+const ROUNDS = Number(process.env['BENCH_PGBENCH_ROUNDS'] ?? 3)
 /** Runs only the cells whose label ("point simple 8", "connect") matches. */
 const FILTER = new RegExp(process.env['BENCH_PGBENCH_FILTER'] ?? '')
 
@@ -123,7 +123,11 @@ interface Target {
 
 const median = (values: number[]) => {
   const sorted = values.filter(Number.isFinite).sort((a, b) => a - b)
-  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number)
+  if (sorted.length === 0) return Number.NaN
+  const mid = sorted.length / 2
+  return Number.isInteger(mid)
+    ? ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+    : (sorted[Math.floor(mid)] as number)
 }
 
 export async function run(): Promise<void> {

@@ -1,4 +1,5 @@
-import { and, count, desc, eq, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm'
+import { type ExportedLink, linkOf } from './audit-chain.js'
 import { invalidParameter, type TimeInput, timeRange, uuidFilter } from './audit-filters.js'
 import type { StoreContext } from './context.js'
 import type { AuditAction, AuditResourceType } from './mutation.js'
@@ -55,7 +56,41 @@ const ACTIONS = new Set([
   'grant_access',
   'revoke_access',
   'preview',
+  'simulate',
 ])
+
+/** The filters of `GET /audit/admin` as one condition; 400 on a bad value. */
+function adminAuditWhere(filter: AdminAuditFilter): SQL | undefined {
+  if (filter.resource_type !== undefined && !RESOURCE_TYPES.has(filter.resource_type)) {
+    throw invalidParameter('resource_type', 'is not a known resource type')
+  }
+  if (filter.action !== undefined && !ACTIONS.has(filter.action)) {
+    throw invalidParameter('action', 'is not a known action')
+  }
+  return and(
+    filter.resource_type ? eq(adminAuditLog.resourceType, filter.resource_type) : undefined,
+    uuidFilter('resource_id', filter.resource_id)
+      ? eq(adminAuditLog.resourceId, filter.resource_id as string)
+      : undefined,
+    uuidFilter('actor_id', filter.actor_id)
+      ? eq(adminAuditLog.actorId, filter.actor_id as string)
+      : undefined,
+    filter.action ? eq(adminAuditLog.action, filter.action) : undefined,
+    ...timeRange(adminAuditLog.createdAt, filter),
+  )
+}
+
+function toEntry(r: typeof adminAuditLog.$inferSelect): AdminAuditEntry {
+  return {
+    id: r.id,
+    resource_type: r.resourceType as AuditResourceType,
+    resource_id: r.resourceId,
+    action: r.action as AuditAction,
+    actor_id: r.actorId,
+    changes: r.changes,
+    created_at: r.createdAt.toISOString(),
+  }
+}
 
 /** Reads the append-only admin audit; there is deliberately no write, update or delete here. */
 export class AdminAuditLog {
@@ -68,24 +103,7 @@ export class AdminAuditLog {
   /** Newest first, paginated (default 50, cap 200). */
   async list(filter: AdminAuditFilter = {}): Promise<Page<AdminAuditEntry>> {
     const { page, pageSize, offset } = resolvePage(filter, { size: 50, cap: 200 })
-    if (filter.resource_type !== undefined && !RESOURCE_TYPES.has(filter.resource_type)) {
-      throw invalidParameter('resource_type', 'is not a known resource type')
-    }
-    if (filter.action !== undefined && !ACTIONS.has(filter.action)) {
-      throw invalidParameter('action', 'is not a known action')
-    }
-    const conditions: (SQL | undefined)[] = [
-      filter.resource_type ? eq(adminAuditLog.resourceType, filter.resource_type) : undefined,
-      uuidFilter('resource_id', filter.resource_id)
-        ? eq(adminAuditLog.resourceId, filter.resource_id as string)
-        : undefined,
-      uuidFilter('actor_id', filter.actor_id)
-        ? eq(adminAuditLog.actorId, filter.actor_id as string)
-        : undefined,
-      filter.action ? eq(adminAuditLog.action, filter.action) : undefined,
-      ...timeRange(adminAuditLog.createdAt, filter),
-    ]
-    const where = and(...conditions)
+    const where = adminAuditWhere(filter)
     const db = this.#ctx.db
     const [rows, [total]] = await Promise.all([
       db
@@ -97,19 +115,37 @@ export class AdminAuditLog {
         .offset(offset),
       db.select({ n: count() }).from(adminAuditLog).where(where),
     ])
-    return {
-      data: rows.map((r) => ({
-        id: r.id,
-        resource_type: r.resourceType as AuditResourceType,
-        resource_id: r.resourceId,
-        action: r.action as AuditAction,
-        actor_id: r.actorId,
-        changes: r.changes,
-        created_at: r.createdAt.toISOString(),
-      })),
-      total: total?.n ?? 0,
-      page,
-      page_size: pageSize,
+    return { data: rows.map(toEntry), total: total?.n ?? 0, page, page_size: pageSize }
+  }
+
+  /**
+   * Every entry matching `filter`, oldest first, with its hash-chain link, read in pages by
+   * (created_at, id) so a large export holds one page at a time.
+   */
+  async *export(
+    filter: AdminAuditFilter = {},
+    pageSize = 1000,
+  ): AsyncGenerator<AdminAuditEntry & ExportedLink> {
+    const where = adminAuditWhere(filter)
+    let after: { createdAt: Date; id: string } | undefined
+    for (;;) {
+      const rows = await this.#ctx.db
+        .select()
+        .from(adminAuditLog)
+        .where(
+          and(
+            where,
+            after
+              ? sql`(${adminAuditLog.createdAt}, ${adminAuditLog.id}) > (${after.createdAt.toISOString()}::timestamptz, ${after.id}::uuid)`
+              : undefined,
+          ),
+        )
+        .orderBy(asc(adminAuditLog.createdAt), asc(adminAuditLog.id))
+        .limit(pageSize)
+      for (const r of rows) yield { ...toEntry(r), ...linkOf(r) }
+      const last = rows.at(-1)
+      if (!last || rows.length < pageSize) return
+      after = { createdAt: last.createdAt, id: last.id }
     }
   }
 

@@ -1,9 +1,11 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { AccessService } from './access-service.js'
 import { AssignmentsService } from './assignments-service.js'
 import { AttributesService } from './attributes-service.js'
+import { AuditChain, CHAIN_KEY_PURPOSE } from './audit-chain.js'
 import { AdminAuditLog } from './audit-log.js'
+import { type AuditVerification, verifyAuditChains } from './audit-verify.js'
 import { AuditedActions } from './audited-actions.js'
 import { CatalogService } from './catalog-service.js'
 import {
@@ -24,6 +26,8 @@ import { LoginAudit } from './login-audit.js'
 import { runMutation } from './mutation.js'
 import { PoliciesService } from './policies-service.js'
 import {
+  type ExportedQueryAuditEntry,
+  exportQueryAudit,
   listQueryAudit,
   type QueryAuditFilter,
   type QueryAuditRecord,
@@ -87,8 +91,18 @@ export interface Store {
       flush(): Promise<void>
       list: (filter?: QueryAuditFilter) => ReturnType<typeof listQueryAudit>
       readonly writer: QueryAuditWriter
+      /** Every entry matching the filter, oldest first, with its chain link. */
+      export(filter?: QueryAuditFilter): AsyncGenerator<ExportedQueryAuditEntry>
     }
+    /** Checks the hash chains of both audit logs (audit-verify.ts). */
+    verify(onProgress?: (checked: number) => void): Promise<AuditVerification>
   }
+  /**
+   * Runs `fn` with services bound to one store transaction that is always rolled back: what the
+   * store would hold after some changes, without keeping any of them (what-if simulations).
+   * Nothing it does is audited, published to sessions or kept.
+   */
+  rolledBack<T>(fn: (scoped: ScopedStore) => Promise<T>): Promise<T>
   /** After-commit change events (admin-api 1.7), local and from other instances. */
   readonly changes: {
     subscribe(listener: ChangeListener): () => void
@@ -144,12 +158,14 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     throw error
   }
   const feed = new ChangeFeed(randomUUID(), options.onChangeFeed)
-  const deps = { db: driver.db, driver, feed }
+  const secrets = new SecretBox(key)
+  const chainKey = secrets.derive(CHAIN_KEY_PURPOSE)
+  const deps = { db: driver.db, driver, feed, chain: new AuditChain(chainKey) }
   const context: StoreContext = {
     db: driver.db,
     driver,
     feed,
-    secrets: new SecretBox(key),
+    secrets,
     mutate: (actorId, fn) => runMutation(deps, actorId, fn),
   }
   if (driver.listen) {
@@ -172,12 +188,44 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
       throw error
     }
   }
-  const writer = new QueryAuditWriter(driver.db, options.queryAudit)
+  const writer = new QueryAuditWriter(driver.db, {
+    ...options.queryAudit,
+    chain: new AuditChain(chainKey),
+  })
   const users = new UsersService(context)
   const logins = new LoginAudit(driver.db, options.onLoginAuditProblem)
   const sessions = new SessionContextBuilder(context)
   let closed = false
+  const rolledBack = async <T>(fn: (scoped: ScopedStore) => Promise<T>): Promise<T> => {
+    try {
+      await driver.db.transaction(async (tx) => {
+        const scoped: StoreContext = {
+          ...context,
+          db: tx,
+          // A chain of its own: these entries never commit, the store's chain must not move.
+          mutate: (actorId, fn) =>
+            runMutation(
+              { db: tx, driver, feed, chain: new AuditChain(randomBytes(32)), publish: false },
+              actorId,
+              fn,
+            ),
+        }
+        throw new RolledBack(
+          await fn({
+            policies: new PoliciesService(scoped),
+            assignments: new AssignmentsService(scoped),
+            sessions: new SessionContextBuilder(scoped),
+          }),
+        )
+      })
+    } catch (error) {
+      if (error instanceof RolledBack) return error.value as T
+      throw error
+    }
+    throw new Error('unreachable: the transaction always rolls back')
+  }
   return {
+    rolledBack,
     kind: driver.kind,
     users,
     roles: new RolesService(context),
@@ -199,8 +247,10 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
         write: (record) => writer.write(record),
         flush: () => writer.flush(),
         list: (filter) => listQueryAudit(driver.db, filter),
+        export: (filter) => exportQueryAudit(driver.db, filter),
         writer,
       },
+      verify: (onProgress) => verifyAuditChains(driver.db, chainKey, onProgress),
     },
     changes: {
       subscribe: (listener) => feed.subscribe(listener),
@@ -220,5 +270,19 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     },
     db: driver.db,
     context,
+  }
+}
+
+/** The services a rolled-back transaction offers (Store.rolledBack). */
+export interface ScopedStore {
+  readonly policies: PoliciesService
+  readonly assignments: AssignmentsService
+  readonly sessions: SessionContextBuilder
+}
+
+/** Carries a rolled-back transaction's result out of it. */
+class RolledBack extends Error {
+  constructor(readonly value: unknown) {
+    super('rolled back')
   }
 }

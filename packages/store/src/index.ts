@@ -11,8 +11,19 @@ export type {
   CreateAttributeInput,
 } from './attributes-service.js'
 export { RESERVED_USER_KEYS } from './attributes-service.js'
+export type { ExportedLink } from './audit-chain.js'
 export type { AdminAuditEntry, AdminAuditFilter, AdminAuditLog } from './audit-log.js'
-export type { AuditedActions, PreviewAuditEntry } from './audited-actions.js'
+export type {
+  AuditLogName,
+  AuditVerification,
+  ChainBreak,
+  LogVerification,
+} from './audit-verify.js'
+export type {
+  AuditedActions,
+  PreviewAuditEntry,
+  SimulationAuditEntry,
+} from './audited-actions.js'
 export type {
   CatalogService,
   CatalogView,
@@ -33,7 +44,12 @@ export type {
   ChangeNotice,
   InstanceSignal,
 } from './change-feed.js'
-export { type CreateStoreOptions, createStore, type Store } from './create-store.js'
+export {
+  type CreateStoreOptions,
+  createStore,
+  type ScopedStore,
+  type Store,
+} from './create-store.js'
 export { DATASOURCE_TYPES, DS_TYPES, type DsType } from './datasource-config.js'
 export {
   type CreateDatasourceInput,
@@ -78,6 +94,7 @@ export type {
 } from './policies-service.js'
 export { POLICY_TYPES, policyTargetSchema } from './policies-service.js'
 export type {
+  ExportedQueryAuditEntry,
   QueryAuditEntry,
   QueryAuditFilter,
   QueryAuditRecord,

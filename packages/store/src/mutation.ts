@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import { type AuditChain, canonicalAdminEntry } from './audit-chain.js'
 import {
   CHANGE_CHANNEL,
   type ChangeConfirmationWait,
@@ -26,7 +27,7 @@ export type AuditResourceType =
   | 'table_relationship'
   | 'column_anchor'
 
-/** Admin-audit actions (spec 2.2; `preview`: admin-api 19). */
+/** Admin-audit actions (spec 2.2; `preview`, `simulate`: docs/preview-and-simulation.md). */
 export type AuditAction =
   | 'create'
   | 'update'
@@ -40,6 +41,7 @@ export type AuditAction =
   | 'grant_access'
   | 'revoke_access'
   | 'preview'
+  | 'simulate'
 
 /** Thrown when a write path would commit without an audit entry: a server bug (admin-api 1.6). */
 export class MissingAuditEntryError extends Error {
@@ -134,29 +136,47 @@ class NoopRollback<T> extends Error {
  * after a bounded wait), so a client's next statement on any instance sees the change.
  */
 export async function runMutation<T>(
-  deps: { db: Db; driver: StoreDriver; feed: ChangeFeed },
+  deps: {
+    db: Db
+    driver: StoreDriver
+    feed: ChangeFeed
+    chain: AuditChain
+    /** False inside a transaction that is rolled back anyway: no NOTIFY, no local event. */
+    publish?: boolean
+  },
   actorId: string,
   fn: (m: Mutation) => Promise<T>,
 ): Promise<T> {
   let events: ChangeEvent[] = []
   let confirmations: ChangeConfirmationWait | undefined
+  // The admin audit's hash chain: held from linking the entries until the commit settled.
+  let release: (() => void) | undefined
+  let commitLinks: (() => void) | undefined
   try {
     const result = await deps.db.transaction(async (tx) => {
       const m = new Mutation(tx, actorId)
       const value = await fn(m)
       if (m.isNoop) throw new NoopRollback(value)
       if (m.entries.length === 0) throw new MissingAuditEntryError()
-      await tx.insert(adminAuditLog).values(m.entries)
-      if (deps.driver.kind === 'postgres' && m.events.length > 0) {
+      release = await deps.chain.acquire()
+      const { links, commit } = deps.chain.link(
+        m.entries.map((e) => canonicalAdminEntry({ ...e, createdAt: e.createdAt as Date })),
+      )
+      await tx.insert(adminAuditLog).values(m.entries.map((e, i) => ({ ...e, ...links[i] })))
+      commitLinks = commit
+      if (deps.publish !== false && deps.driver.kind === 'postgres' && m.events.length > 0) {
         confirmations = await notifyInstances(tx, deps.feed, m.events)
       }
       events = m.events
       return value
     })
-    deps.feed.emit(events, 'local')
+    commitLinks?.()
+    release?.()
+    if (deps.publish !== false) deps.feed.emit(events, 'local')
     await confirmations?.settled()
     return result
   } catch (error) {
+    release?.()
     confirmations?.cancel()
     if (error instanceof NoopRollback) return error.value as T
     throw error

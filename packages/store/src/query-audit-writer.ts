@@ -1,4 +1,5 @@
-import { and, count, desc, eq, gte, lt, lte, type SQL, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gte, lt, lte, type SQL, sql } from 'drizzle-orm'
+import { type AuditChain, canonicalQueryEntry, type ExportedLink, linkOf } from './audit-chain.js'
 import {
   invalidParameter,
   parseTime,
@@ -66,6 +67,8 @@ export interface QueryAuditWriterOptions {
   maxQueue?: number
   /** Called once per overflow episode and per failed batch, for the operator's log. */
   onProblem?: (message: string) => void
+  /** The hash chain rows are linked into (the store gives its own); without one, unlinked. */
+  chain?: AuditChain
 }
 
 type Insert = typeof queryAuditLog.$inferInsert
@@ -100,8 +103,11 @@ export class QueryAuditWriter {
   /** Counters for monitoring. */
   readonly stats = { written: 0, dropped: 0, failed: 0 }
 
+  readonly #chain: AuditChain | undefined
+
   constructor(db: Db, options: QueryAuditWriterOptions = {}) {
     this.#db = db
+    this.#chain = options.chain
     this.#batchSize = options.batchSize ?? 500
     this.#intervalMs = options.intervalMs ?? 50
     this.#maxQueue = options.maxQueue ?? 100_000
@@ -192,12 +198,26 @@ export class QueryAuditWriter {
     })
   }
 
+  /** Inserts rows linked into this writer's hash chain; the chain moves only if they are stored. */
+  async #insert(rows: readonly Insert[]): Promise<void> {
+    if (!this.#chain) return insertBatch(this.#db, rows)
+    // One drain runs at a time, so links are made and committed in order.
+    const { links, commit } = this.#chain.link(
+      rows.map((r) => canonicalQueryEntry({ ...r, createdAt: r.createdAt as Date })),
+    )
+    await insertBatch(
+      this.#db,
+      rows.map((r, i) => ({ ...r, ...links[i] })),
+    )
+    commit()
+  }
+
   /** After a batch failed repeatedly: write its rows singly, so only the bad ones are lost. */
   async #writeOneByOne(batch: readonly Insert[], cause: unknown): Promise<void> {
     let lost = 0
     for (const row of batch) {
       try {
-        await insertBatch(this.#db, [row])
+        await this.#insert([row])
         this.stats.written++
       } catch {
         lost++
@@ -215,7 +235,7 @@ export class QueryAuditWriter {
       let attempt = 0
       for (;;) {
         try {
-          await insertBatch(this.#db, batch)
+          await this.#insert(batch)
           this.stats.written += batch.length
           if (this.#backoffMs > 0) {
             this.#backoffMs = 0
@@ -265,7 +285,7 @@ async function insertBatch(db: Db, batch: readonly Insert[]): Promise<void> {
   await db.execute(sql`
     INSERT INTO query_audit_log (id, user_id, username, data_source_id, datasource_name,
       original_query, rewritten_query, policies_applied, execution_time_ms, client_info, status,
-      error_message, created_at)
+      error_message, created_at, chain_id, chain_seq, prev_hash, hash)
     SELECT * FROM unnest(
       ${col((r) => r.id)}::uuid[], ${col((r) => r.userId)}::uuid[], ${col((r) => r.username)}::text[],
       ${col((r) => r.dataSourceId)}::uuid[], ${col((r) => r.datasourceName)}::text[],
@@ -273,7 +293,9 @@ async function insertBatch(db: Db, batch: readonly Insert[]): Promise<void> {
       ${col((r) => r.policiesApplied ?? '[]')}::text[], ${col((r) => r.executionTimeMs ?? null)}::int[],
       ${col((r) => r.clientInfo ?? null)}::text[], ${col((r) => r.status)}::text[],
       ${col((r) => r.errorMessage ?? null)}::text[],
-      ${col((r) => (r.createdAt as Date).toISOString())}::timestamptz[])`)
+      ${col((r) => (r.createdAt as Date).toISOString())}::timestamptz[],
+      ${col((r) => r.chainId ?? null)}::text[], ${col((r) => r.chainSeq ?? null)}::bigint[],
+      ${col((r) => r.prevHash ?? null)}::text[], ${col((r) => r.hash ?? null)}::text[])`)
 }
 
 /** Lists query-audit rows, newest first (admin-api 16.1); default 50, cap 200. */
@@ -282,20 +304,7 @@ export async function listQueryAudit(
   filter: QueryAuditFilter = {},
 ): Promise<Page<QueryAuditEntry>> {
   const { page, pageSize, offset } = resolvePage(filter, { size: 50, cap: 200 })
-  if (filter.status !== undefined && !STATUSES.has(filter.status)) {
-    throw invalidParameter('status', 'must be success, error or denied')
-  }
-  const conditions: (SQL | undefined)[] = [
-    uuidFilter('user_id', filter.user_id)
-      ? eq(queryAuditLog.userId, filter.user_id as string)
-      : undefined,
-    uuidFilter('datasource_id', filter.datasource_id)
-      ? eq(queryAuditLog.dataSourceId, filter.datasource_id as string)
-      : undefined,
-    filter.status ? eq(queryAuditLog.status, filter.status) : undefined,
-    ...timeRange(queryAuditLog.createdAt, filter),
-  ]
-  const where = and(...conditions)
+  const where = queryAuditWhere(filter)
   const [rows, total] = await Promise.all([
     db
       .select()
@@ -306,25 +315,78 @@ export async function listQueryAudit(
       .offset(offset),
     countQueryAudit(db, filter),
   ])
+  return { data: rows.map(toQueryAuditEntry), total, page, page_size: pageSize }
+}
+
+/** The filters of `GET /audit/queries` as one condition; 400 on a bad value. */
+function queryAuditWhere(filter: QueryAuditFilter): SQL | undefined {
+  if (filter.status !== undefined && !STATUSES.has(filter.status)) {
+    throw invalidParameter('status', 'must be success, error or denied')
+  }
+  return and(
+    uuidFilter('user_id', filter.user_id)
+      ? eq(queryAuditLog.userId, filter.user_id as string)
+      : undefined,
+    uuidFilter('datasource_id', filter.datasource_id)
+      ? eq(queryAuditLog.dataSourceId, filter.datasource_id as string)
+      : undefined,
+    filter.status ? eq(queryAuditLog.status, filter.status) : undefined,
+    ...timeRange(queryAuditLog.createdAt, filter),
+  )
+}
+
+type QueryAuditRow = typeof queryAuditLog.$inferSelect
+
+function toQueryAuditEntry(r: QueryAuditRow): QueryAuditEntry {
   return {
-    data: rows.map((r) => ({
-      id: r.id,
-      user_id: r.userId,
-      username: r.username,
-      data_source_id: r.dataSourceId,
-      datasource_name: r.datasourceName,
-      original_query: r.originalQuery,
-      rewritten_query: r.rewrittenQuery,
-      policies_applied: r.policiesApplied,
-      execution_time_ms: r.executionTimeMs,
-      client_info: r.clientInfo,
-      status: r.status as QueryAuditEntry['status'],
-      error_message: r.errorMessage,
-      created_at: r.createdAt.toISOString(),
-    })),
-    total,
-    page,
-    page_size: pageSize,
+    id: r.id,
+    user_id: r.userId,
+    username: r.username,
+    data_source_id: r.dataSourceId,
+    datasource_name: r.datasourceName,
+    original_query: r.originalQuery,
+    rewritten_query: r.rewrittenQuery,
+    policies_applied: r.policiesApplied,
+    execution_time_ms: r.executionTimeMs,
+    client_info: r.clientInfo,
+    status: r.status as QueryAuditEntry['status'],
+    error_message: r.errorMessage,
+    created_at: r.createdAt.toISOString(),
+  }
+}
+
+/** A query-audit entry as exported: with its hash-chain link (null for older entries). */
+export type ExportedQueryAuditEntry = QueryAuditEntry & ExportedLink
+
+/**
+ * Every query-audit entry matching `filter`, oldest first, read in pages of `pageSize` by
+ * (created_at, id), so an export of millions of rows holds one page at a time.
+ */
+export async function* exportQueryAudit(
+  db: Db,
+  filter: QueryAuditFilter = {},
+  pageSize = 1000,
+): AsyncGenerator<ExportedQueryAuditEntry> {
+  const where = queryAuditWhere(filter)
+  let after: { createdAt: Date; id: string } | undefined
+  for (;;) {
+    const rows = await db
+      .select()
+      .from(queryAuditLog)
+      .where(
+        and(
+          where,
+          after
+            ? sql`(${queryAuditLog.createdAt}, ${queryAuditLog.id}) > (${after.createdAt.toISOString()}::timestamptz, ${after.id}::uuid)`
+            : undefined,
+        ),
+      )
+      .orderBy(asc(queryAuditLog.createdAt), asc(queryAuditLog.id))
+      .limit(pageSize)
+    for (const r of rows) yield { ...toQueryAuditEntry(r), ...linkOf(r) }
+    const last = rows.at(-1)
+    if (!last || rows.length < pageSize) return
+    after = { createdAt: last.createdAt, id: last.id }
   }
 }
 

@@ -15,6 +15,8 @@ export interface VisibleTable {
   readonly kind: string
   /** Visible columns in table order (denied ones are absent). */
   readonly columns: readonly VisibleColumn[]
+  /** The table's columns this session cannot see (column_deny, or no column_allow). */
+  readonly hiddenColumns: readonly string[]
   /** Whether a row filter applies to its rows. */
   readonly rowFiltered: boolean
   /** Whether a query-time decision function can change the rules per statement. */
@@ -24,7 +26,10 @@ export interface VisibleTable {
 }
 
 export interface VisibleSchema {
+  /** The name the session uses (an alias, or the upstream name). */
   readonly name: string
+  /** The upstream schema (what policies and query facts name). */
+  readonly upstream: string
   readonly tables: readonly VisibleTable[]
 }
 
@@ -50,6 +55,7 @@ export function describeCatalog(session: CompiledSession): VisibleSchema[] {
           type: types.get(name) ?? 'unknown',
           masked: plan.masked.has(name),
         })),
+        hiddenColumns: [...plan.denied],
         rowFiltered: plan.filtered,
         decidedPerQuery: entry.dynamic,
         policies: plan.applied,
@@ -57,7 +63,7 @@ export function describeCatalog(session: CompiledSession): VisibleSchema[] {
     }
     if (tables.length === 0) continue
     tables.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    schemas.push({ name: schema.visible, tables })
+    schemas.push({ name: schema.visible, upstream: schema.upstream, tables })
   }
   return schemas.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }

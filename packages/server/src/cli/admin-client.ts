@@ -1,3 +1,6 @@
+import { Readable } from 'node:stream'
+import type { ReadableStream as WebReadableStream } from 'node:stream/web'
+
 /**
  * How the CLI's client commands (`preview`, …) reach a running server's admin API: its URL
  * (`--admin-url`, `PALISADE_ADMIN_URL`, default `http://127.0.0.1:5435`) and a bearer token
@@ -7,6 +10,8 @@
 export interface AdminClient {
   /** Sends a request to `/api/v1{path}`; throws the API's error message on a non-2xx answer. */
   request<T>(method: string, path: string, body?: unknown): Promise<T>
+  /** A GET whose body is streamed (exports); throws the API's error on a non-2xx answer. */
+  stream(path: string): Promise<Readable>
 }
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:5435'
@@ -33,7 +38,7 @@ export async function connectAdmin(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<AdminClient> {
   const base = `${(url ?? env['PALISADE_ADMIN_URL'] ?? DEFAULT_ADMIN_URL).replace(/\/+$/, '')}/api/v1`
-  const send = async <T>(method: string, path: string, body: unknown, token?: string) => {
+  const call = async (method: string, path: string, body: unknown, token?: string) => {
     const headers: Record<string, string> = {}
     if (token) headers['Authorization'] = `Bearer ${token}`
     if (body !== undefined) headers['Content-Type'] = 'application/json'
@@ -48,8 +53,11 @@ export async function connectAdmin(
       const reason = error instanceof Error ? (error.cause ?? error).toString() : String(error)
       throw new Error(`cannot reach the admin API at ${base}: ${reason}`)
     }
-    const text = await res.text()
-    if (!res.ok) throw new Error(errorLine(res.status, text))
+    if (!res.ok) throw new Error(errorLine(res.status, await res.text()))
+    return res
+  }
+  const send = async <T>(method: string, path: string, body: unknown, token?: string) => {
+    const text = await (await call(method, path, body, token)).text()
     return (text === '' ? undefined : JSON.parse(text)) as T
   }
   let token = env['PALISADE_ADMIN_TOKEN']
@@ -64,5 +72,12 @@ export async function connectAdmin(
     token = (await send<{ token: string }>('POST', '/auth/login', { username, password })).token
   }
   const bearer = token
-  return { request: (method, path, body) => send(method, path, body, bearer) }
+  return {
+    request: (method, path, body) => send(method, path, body, bearer),
+    async stream(path) {
+      const res = await call('GET', path, undefined, bearer)
+      if (!res.body) return Readable.from([])
+      return Readable.fromWeb(res.body as WebReadableStream<Uint8Array>)
+    },
+  }
 }

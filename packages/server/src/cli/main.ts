@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util'
 import { createStore } from '@palisade/store'
 import { createServer, VERSION } from '../create-server.js'
 import { createLogger } from '../logging/logger.js'
+import { auditCommand } from './audit-command.js'
 import { startDemo } from './demo.js'
 import {
   logLevel,
@@ -13,6 +14,7 @@ import {
   storeLocation,
 } from './options.js'
 import { previewCommand } from './preview-command.js'
+import { simulateCommand } from './simulate-command.js'
 
 const COMMANDS = {
   serve: 'start the data plane and the admin API',
@@ -26,6 +28,11 @@ const CLIENT_COMMANDS: Record<
   { help: string; run: (argv: readonly string[], env?: NodeJS.ProcessEnv) => Promise<number> }
 > = {
   preview: { help: "show what a user's session would do with SQL", run: previewCommand },
+  simulate: {
+    help: 'replay audited queries under a proposed policy change',
+    run: simulateCommand,
+  },
+  audit: { help: 'verify the audit hash chains, or export an audit log', run: auditCommand },
 }
 
 /** The `palisade --help` text. */

@@ -27,6 +27,7 @@ import { policyRoutes } from './routes/policies.js'
 import { previewRoutes } from './routes/preview.js'
 import { relationshipRoutes } from './routes/relationships.js'
 import { roleRoutes } from './routes/roles.js'
+import { simulationRoutes } from './routes/simulations.js'
 import { userRoutes } from './routes/users.js'
 
 /** Options of {@link createAdminApp}. */
@@ -76,6 +77,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   ...attributeRoutes,
   ...decisionFunctionRoutes,
   ...previewRoutes,
+  ...simulationRoutes,
   ...roleRoutes,
   ...auditRoutes,
   ...loginThrottleRoutes,

@@ -11,7 +11,7 @@ import type { PreviewStatement } from './preview-session.js'
 const CURSOR = 'palisade_preview'
 
 /** The fields of a driver error (node-postgres and PGlite both carry them). */
-function upstreamFields(error: unknown) {
+export function upstreamFields(error: unknown) {
   const e = error as { code?: unknown; message?: unknown; detail?: unknown; hint?: unknown }
   const str = (value: unknown) => (typeof value === 'string' ? value : undefined)
   return {

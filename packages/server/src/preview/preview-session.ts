@@ -33,6 +33,7 @@ export interface PreviewSchema {
     name: string
     kind: string
     columns: readonly { name: string; type: string; masked: boolean }[]
+    hidden_columns: readonly string[]
     row_filtered: boolean
     decided_per_query: boolean
     policies: readonly AppliedPolicy[]
@@ -46,6 +47,7 @@ function catalogOf(schemas: readonly VisibleSchema[]): PreviewSchema[] {
       name: t.name,
       kind: t.kind,
       columns: t.columns,
+      hidden_columns: t.hiddenColumns,
       row_filtered: t.rowFiltered,
       decided_per_query: t.decidedPerQuery,
       policies: t.policies,

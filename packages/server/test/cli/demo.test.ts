@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -148,6 +151,71 @@ describe('palisade demo', () => {
       )
     } finally {
       spy.mockRestore()
+    }
+  })
+
+  it('verifies the audit chains and exports the query audit from the CLI', async () => {
+    const printed: string[] = []
+    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
+      printed.push(String(line))
+    })
+    const env = {
+      PALISADE_ADMIN_USERNAME: demo.admin.username,
+      PALISADE_ADMIN_PASSWORD: demo.admin.password,
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'palisade-audit-export-'))
+    try {
+      const url = ['--admin-url', demo.server.admin.url]
+      expect(await main(['audit', 'verify', ...url], env)).toBe(0)
+      expect(printed.join('\n')).toMatch(/query audit: \d+ entries in 1 chain/)
+      expect(printed.join('\n')).toContain('OK: every chain holds')
+      const file = join(dir, 'queries.csv')
+      const args = ['audit', 'export', 'queries', '--format', 'csv', '--output', file]
+      expect(await main([...args, ...url], env)).toBe(0)
+      const csv = await readFile(file, 'utf8')
+      expect(csv.split('\r\n')[0]).toContain('original_query')
+      expect(csv).toContain('SELECT * FROM customers ORDER BY id')
+    } finally {
+      spy.mockRestore()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('simulates a proposed column deny over the audited queries from the CLI', async () => {
+    const printed: string[] = []
+    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
+      printed.push(String(line))
+    })
+    const env = {
+      PALISADE_ADMIN_USERNAME: demo.admin.username,
+      PALISADE_ADMIN_PASSWORD: demo.admin.password,
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'palisade-simulate-'))
+    try {
+      const changes = join(dir, 'changes.json')
+      await writeFile(
+        changes,
+        JSON.stringify({
+          create_policies: [
+            {
+              ref: 'deny',
+              name: 'no-email',
+              policy_type: 'column_deny',
+              targets: [{ schemas: ['public'], tables: ['customers'], columns: ['email'] }],
+            },
+          ],
+          assign: [{ policy_ref: 'deny', scope: 'all' }],
+        }),
+      )
+      const args = ['simulate', '--datasource', 'shop', '--changes', changes]
+      expect(await main([...args, '--admin-url', demo.server.admin.url], env)).toBe(0)
+      const text = printed.join('\n')
+      expect(text).toMatch(/^shop: \d+ statements of \d+ users replayed/)
+      expect(text).toContain('SELECT * FROM customers ORDER BY id')
+      expect(text).toContain('columns removed: customers.email, email')
+    } finally {
+      spy.mockRestore()
+      await rm(dir, { recursive: true, force: true })
     }
   })
 })

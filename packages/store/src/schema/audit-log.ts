@@ -21,8 +21,14 @@ export const adminAuditLog = pgTable(
     actorId: uuid('actor_id').notNull(),
     changes: text('changes'),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** Hash chain (audit-chain.ts): the writing stream, position in it, previous hash, own hash. */
+    chainId: text('chain_id'),
+    chainSeq: bigint('chain_seq', { mode: 'number' }),
+    prevHash: text('prev_hash'),
+    hash: text('hash'),
   },
   (t) => [
+    index('admin_audit_chain_idx').on(t.chainId, t.chainSeq),
     index('admin_audit_created_idx').on(t.createdAt, t.id),
     index('admin_audit_resource_type_idx').on(t.resourceType, t.createdAt, t.id),
     index('admin_audit_resource_idx').on(t.resourceId, t.createdAt, t.id),
@@ -47,8 +53,14 @@ export const queryAuditLog = pgTable(
     status: text('status').notNull(),
     errorMessage: text('error_message'),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** Hash chain (audit-chain.ts): the writing stream, position in it, previous hash, own hash. */
+    chainId: text('chain_id'),
+    chainSeq: bigint('chain_seq', { mode: 'number' }),
+    prevHash: text('prev_hash'),
+    hash: text('hash'),
   },
   (t) => [
+    index('query_audit_chain_idx').on(t.chainId, t.chainSeq),
     index('query_audit_created_idx').on(t.createdAt, t.id),
     index('query_audit_user_idx').on(t.userId, t.createdAt, t.id),
     index('query_audit_ds_idx').on(t.dataSourceId, t.createdAt, t.id),

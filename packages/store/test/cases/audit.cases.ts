@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { rowsOf } from '../../src/db.js'
 import type { Store, User } from '../../src/index.js'
 import { MissingAuditEntryError } from '../../src/index.js'
 import { QueryAuditWriter } from '../../src/query-audit-writer.js'
@@ -234,6 +235,143 @@ export function auditCases(makeStore: MakeStore): void {
       const mutating = mutatingMethodNames(store)
       expect(covered.sort()).toEqual(mutating.sort())
       expect(await store.audit.admin.count()).toBeGreaterThan(before + covered.length - 1)
+    })
+  })
+
+  describe('audit hash chains', () => {
+    /** A store with a few linked entries in both logs. */
+    async function chainedStore() {
+      const store = await makeStore()
+      const admin = await bootstrapAdmin(store)
+      const users = []
+      for (let i = 0; i < 4; i++) {
+        users.push(
+          await store.users.create({ username: unique('c'), password: PASSWORD }, admin.id),
+        )
+      }
+      for (let i = 0; i < 5; i++) {
+        store.audit.queries.write({
+          user_id: U1,
+          username: 'one',
+          data_source_id: D1,
+          datasource_name: 'shop',
+          original_query: `SELECT ${i}`,
+          status: 'success',
+        })
+      }
+      await store.audit.queries.flush()
+      return { store, users }
+    }
+
+    /** Runs `statement` with the append-only triggers off, as someone with the database would. */
+    async function tamper(store: Store, table: string, statement: string) {
+      await store.db.execute(sql.raw(`ALTER TABLE ${table} DISABLE TRIGGER USER`))
+      await store.db.execute(sql.raw(statement))
+      await store.db.execute(sql.raw(`ALTER TABLE ${table} ENABLE TRIGGER USER`))
+    }
+
+    async function entryIds(store: Store, table: string): Promise<string[]> {
+      const rows = await rowsOf<{ id: string }>(
+        store.db.execute(
+          sql.raw(
+            `SELECT id FROM ${table} WHERE chain_id IS NOT NULL ORDER BY chain_id, chain_seq`,
+          ),
+        ),
+      )
+      return rows.map((r) => r.id)
+    }
+
+    it('links every entry of both logs, and verify finds them whole', async () => {
+      const { store } = await chainedStore()
+      try {
+        const result = await store.audit.verify()
+        expect(result.ok).toBe(true)
+        expect(result.first_broken).toBeNull()
+        const byLog = Object.fromEntries(result.logs.map((l) => [l.log, l]))
+        expect(byLog['admin']).toMatchObject({ entries: 5, chains: 1, unchained: 0 })
+        expect(byLog['queries']).toMatchObject({ entries: 5, chains: 1, unchained: 0 })
+        const exported = []
+        for await (const row of store.audit.queries.export({ user_id: U1 })) exported.push(row)
+        expect(exported.map((r) => r.original_query)).toEqual([
+          'SELECT 0',
+          'SELECT 1',
+          'SELECT 2',
+          'SELECT 3',
+          'SELECT 4',
+        ])
+        expect(exported.map((r) => r.chain_seq)).toEqual([1, 2, 3, 4, 5])
+        expect(exported[1]?.prev_hash).toBe(exported[0]?.hash)
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('reports a changed query-audit entry as the first broken link', async () => {
+      const { store } = await chainedStore()
+      try {
+        const [, , third] = await entryIds(store, 'query_audit_log')
+        await tamper(
+          store,
+          'query_audit_log',
+          `UPDATE query_audit_log SET original_query = 'SELECT 42' WHERE id = '${third}'`,
+        )
+        const result = await store.audit.verify()
+        expect(result.ok).toBe(false)
+        expect(result.first_broken).toMatchObject({ log: 'queries', entry_id: third, chain_seq: 3 })
+        expect(result.first_broken?.reason).toMatch(/changed after it was written/)
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('reports a deleted admin-audit entry at the entry after the gap', async () => {
+      const { store } = await chainedStore()
+      try {
+        const [, second, third] = await entryIds(store, 'admin_audit_log')
+        await tamper(store, 'admin_audit_log', `DELETE FROM admin_audit_log WHERE id = '${second}'`)
+        const result = await store.audit.verify()
+        expect(result.ok).toBe(false)
+        expect(result.first_broken).toMatchObject({ log: 'admin', entry_id: third, chain_seq: 3 })
+        expect(result.first_broken?.reason).toMatch(/entries 2 to 2 .* missing/)
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('reports a rewritten hash chain and a forged entry without a link', async () => {
+      const { store } = await chainedStore()
+      try {
+        const [first] = await entryIds(store, 'admin_audit_log')
+        // Recomputing a plain SHA-256 over the changed content does not help: the link is keyed.
+        await tamper(
+          store,
+          'admin_audit_log',
+          `UPDATE admin_audit_log SET changes = '{}', hash = encode(sha256('x'::bytea), 'hex') WHERE id = '${first}'`,
+        )
+        const changed = await store.audit.verify()
+        expect(changed.first_broken).toMatchObject({ log: 'admin', entry_id: first })
+        const other = await chainedStore()
+        try {
+          await tamper(
+            other.store,
+            'query_audit_log',
+            `INSERT INTO query_audit_log (id, user_id, username, data_source_id, datasource_name,
+               original_query, status, created_at)
+             VALUES ('0190f000-0000-7000-8000-00000000ffff', '${U2}', 'two', '${D1}', 'shop',
+               'SELECT forged', 'success', now() + interval '1 second')`,
+          )
+          const forged = await other.store.audit.verify()
+          expect(forged.first_broken).toMatchObject({
+            log: 'queries',
+            entry_id: '0190f000-0000-7000-8000-00000000ffff',
+          })
+          expect(forged.first_broken?.reason).toMatch(/no chain link/)
+        } finally {
+          await other.store.close()
+        }
+      } finally {
+        await store.close()
+      }
     })
   })
 }

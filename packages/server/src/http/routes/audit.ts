@@ -1,6 +1,13 @@
+import { exportBody } from '../audit-export.js'
 import { oneSpelling, toPageInput } from '../pagination.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
-import { adminAuditQuery, loginAuditQuery, queryAuditQuery } from '../schemas/audit.js'
+import {
+  adminAuditExportQuery,
+  adminAuditQuery,
+  loginAuditQuery,
+  queryAuditExportQuery,
+  queryAuditQuery,
+} from '../schemas/audit.js'
 
 const TAG = 'audit'
 
@@ -8,9 +15,18 @@ const TAG = 'audit'
 function timeAndPage(query: Record<string, string | undefined>) {
   const pageSize = oneSpelling(query, 'page_size', 'limit')
   const paging = toPageInput({ page: query['page'], page_size: pageSize })
+  return { ...paging, ...timeRange(query) }
+}
+
+function timeRange(query: Record<string, string | undefined>) {
   const from = oneSpelling(query, 'from', 'since')
   const to = oneSpelling(query, 'to', 'until')
-  return { ...paging, ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }
+  return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }
+}
+
+/** The file name an export suggests: `palisade-<log>-audit.<ndjson|csv>`. */
+function attachment(log: string, format: string): string {
+  return `attachment; filename="palisade-${log}-audit.${format}"`
 }
 
 /**
@@ -53,6 +69,61 @@ export const auditRoutes: RouteSpec[] = [
           action: query.action,
         }),
       )
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/audit/queries/export',
+    summary: 'Stream the query audit as NDJSON or CSV, oldest first, with hash-chain links',
+    tag: TAG,
+    status: 200,
+    query: queryAuditExportQuery,
+    async handler({ c, deps, query }) {
+      const format = query.format ?? 'ndjson'
+      const entries = deps.store.audit.queries.export({
+        ...timeRange(query),
+        user_id: query.user_id,
+        datasource_id: query.datasource_id,
+        status: query.status,
+      })
+      const { body, contentType } = await exportBody(entries, format)
+      return c.body(body, 200, {
+        'Content-Type': contentType,
+        'Content-Disposition': attachment('query', format),
+      })
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/audit/admin/export',
+    summary: 'Stream the admin audit as NDJSON or CSV, oldest first, with hash-chain links',
+    tag: TAG,
+    status: 200,
+    query: adminAuditExportQuery,
+    async handler({ c, deps, query }) {
+      const format = query.format ?? 'ndjson'
+      const entries = deps.store.audit.admin.export({
+        ...timeRange(query),
+        resource_type: query.resource_type,
+        resource_id: query.resource_id,
+        actor_id: query.actor_id,
+        action: query.action,
+      })
+      const { body, contentType } = await exportBody(entries, format)
+      return c.body(body, 200, {
+        'Content-Type': contentType,
+        'Content-Disposition': attachment('admin', format),
+      })
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/audit/verify',
+    summary: 'Check the hash chains of both audit logs; reports the first broken link',
+    tag: TAG,
+    status: 200,
+    async handler({ c, deps }) {
+      return c.json(await deps.store.audit.verify())
     },
   }),
   defineRoute({

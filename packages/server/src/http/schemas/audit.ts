@@ -4,7 +4,7 @@ import { auditPageQuery } from '../pagination.js'
 import { uuid } from './common.js'
 
 /** RFC 3339 date-time; a value without a zone is read as UTC (admin-api 1.2). */
-const dateTime = v.pipe(
+export const dateTime = v.pipe(
   v.string(),
   v.regex(
     /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?([Zz]|[+-]\d{2}:?\d{2})?$/,
@@ -39,7 +39,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'column_anchor',
 ] as const satisfies readonly AuditResourceType[]
 
-/** The actions of spec 2.2, and `preview` (admin-api 19). */
+/** The actions of spec 2.2, and `preview` and `simulate` (docs/preview-and-simulation.md). */
 export const AUDIT_ACTIONS = [
   'create',
   'update',
@@ -53,6 +53,7 @@ export const AUDIT_ACTIONS = [
   'grant_access',
   'revoke_access',
   'preview',
+  'simulate',
 ] as const satisfies readonly AuditAction[]
 
 /**
@@ -68,26 +69,41 @@ type _AuditListsCoverStore = [
   Holds<Covers<AuditAction, typeof AUDIT_ACTIONS>>,
 ]
 
-/** Query of `GET /audit/queries` (admin-api 16.1). */
-export const queryAuditQuery = v.object({
-  ...auditPageQuery,
+/** The filters of the query audit, listed or exported (admin-api 16.1). */
+const queryAuditFilters = {
   ...timeFilters,
   user_id: v.optional(uuid),
   datasource_id: v.optional(uuid),
   status: v.optional(
     v.picklist(['success', 'error', 'denied'], 'expected success, error or denied'),
   ),
-})
+}
 
-/** Query of `GET /audit/admin` (admin-api 16.2). */
-export const adminAuditQuery = v.object({
-  ...auditPageQuery,
+/** The filters of the admin audit, listed or exported (admin-api 16.2). */
+const adminAuditFilters = {
   ...timeFilters,
   resource_type: v.optional(v.picklist(AUDIT_RESOURCE_TYPES, 'is not an audited resource type')),
   resource_id: v.optional(uuid),
   actor_id: v.optional(uuid),
   action: v.optional(v.picklist(AUDIT_ACTIONS, 'is not an audit action')),
-})
+}
+
+/** `format` of the export routes: one JSON object per line, or CSV with a header row. */
+const exportFormat = {
+  format: v.optional(v.picklist(['ndjson', 'csv'], 'expected ndjson or csv')),
+}
+
+/** Query of `GET /audit/queries` (admin-api 16.1). */
+export const queryAuditQuery = v.object({ ...auditPageQuery, ...queryAuditFilters })
+
+/** Query of `GET /audit/admin` (admin-api 16.2). */
+export const adminAuditQuery = v.object({ ...auditPageQuery, ...adminAuditFilters })
+
+/** Query of `GET /audit/queries/export`: the list's filters, no paging. */
+export const queryAuditExportQuery = v.object({ ...queryAuditFilters, ...exportFormat })
+
+/** Query of `GET /audit/admin/export`: the list's filters, no paging. */
+export const adminAuditExportQuery = v.object({ ...adminAuditFilters, ...exportFormat })
 
 /** Query of `GET /audit/logins`. */
 export const loginAuditQuery = v.object({
