@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { AccessService } from './access-service.js'
 import { AssignmentsService } from './assignments-service.js'
@@ -23,7 +23,7 @@ import { DecisionFunctionsService } from './decision-functions-service.js'
 import { openPgliteDriver } from './drivers/pglite.js'
 import { openPostgresDriver } from './drivers/postgres.js'
 import { LoginAudit } from './login-audit.js'
-import { runMutation } from './mutation.js'
+import { runMutation, runTransaction } from './mutation.js'
 import { PoliciesService } from './policies-service.js'
 import {
   type ExportedQueryAuditEntry,
@@ -98,11 +98,15 @@ export interface Store {
     verify(onProgress?: (checked: number) => void): Promise<AuditVerification>
   }
   /**
-   * Runs `fn` with services bound to one store transaction that is always rolled back: what the
-   * store would hold after some changes, without keeping any of them (what-if simulations).
-   * Nothing it does is audited, published to sessions or kept.
+   * Runs `fn` with services bound to one store transaction: every change it makes commits
+   * together (audited and published once, at the end) or not at all. With `rollback`, the
+   * transaction is always rolled back: what the store would hold after some changes, without
+   * keeping, auditing or publishing any of them (what-if simulations).
    */
-  rolledBack<T>(fn: (scoped: ScopedStore) => Promise<T>): Promise<T>
+  transaction<T>(
+    fn: (scoped: ScopedStore) => Promise<T>,
+    options?: { rollback?: boolean },
+  ): Promise<T>
   /** After-commit change events (admin-api 1.7), local and from other instances. */
   readonly changes: {
     subscribe(listener: ChangeListener): () => void
@@ -196,36 +200,34 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
   const logins = new LoginAudit(driver.db, options.onLoginAuditProblem)
   const sessions = new SessionContextBuilder(context)
   let closed = false
-  const rolledBack = async <T>(fn: (scoped: ScopedStore) => Promise<T>): Promise<T> => {
-    try {
-      await driver.db.transaction(async (tx) => {
+  const transaction = <T>(
+    fn: (scoped: ScopedStore) => Promise<T>,
+    options: { rollback?: boolean } = {},
+  ): Promise<T> =>
+    runTransaction(
+      deps,
+      (outer) => {
         const scoped: StoreContext = {
           ...context,
-          db: tx,
-          // A chain of its own: these entries never commit, the store's chain must not move.
-          mutate: (actorId, fn) =>
-            runMutation(
-              { db: tx, driver, feed, chain: new AuditChain(randomBytes(32)), publish: false },
-              actorId,
-              fn,
-            ),
+          db: outer.db,
+          mutate: (actorId, f) => runMutation(outer, actorId, f),
         }
-        throw new RolledBack(
-          await fn({
-            policies: new PoliciesService(scoped),
-            assignments: new AssignmentsService(scoped),
-            sessions: new SessionContextBuilder(scoped),
-          }),
-        )
-      })
-    } catch (error) {
-      if (error instanceof RolledBack) return error.value as T
-      throw error
-    }
-    throw new Error('unreachable: the transaction always rolls back')
-  }
+        return fn({
+          users: new UsersService(scoped),
+          roles: new RolesService(scoped),
+          datasources: new DatasourcesService(scoped),
+          access: new AccessService(scoped),
+          policies: new PoliciesService(scoped),
+          assignments: new AssignmentsService(scoped),
+          attributes: new AttributesService(scoped),
+          decisionFunctions: new DecisionFunctionsService(scoped),
+          sessions: new SessionContextBuilder(scoped),
+        })
+      },
+      options.rollback ?? false,
+    )
   return {
-    rolledBack,
+    transaction,
     kind: driver.kind,
     users,
     roles: new RolesService(context),
@@ -273,16 +275,15 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
   }
 }
 
-/** The services a rolled-back transaction offers (Store.rolledBack). */
+/** The services of one store transaction (Store.transaction). */
 export interface ScopedStore {
+  readonly users: UsersService
+  readonly roles: RolesService
+  readonly datasources: DatasourcesService
+  readonly access: AccessService
   readonly policies: PoliciesService
   readonly assignments: AssignmentsService
+  readonly attributes: AttributesService
+  readonly decisionFunctions: DecisionFunctionsService
   readonly sessions: SessionContextBuilder
-}
-
-/** Carries a rolled-back transaction's result out of it. */
-class RolledBack extends Error {
-  constructor(readonly value: unknown) {
-    super('rolled back')
-  }
 }

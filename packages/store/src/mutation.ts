@@ -128,6 +128,65 @@ class NoopRollback<T> extends Error {
   }
 }
 
+/** Where mutations inside a larger transaction leave their audit entries and events. */
+export interface OuterTransaction {
+  readonly entries: (typeof adminAuditLog.$inferInsert)[]
+  readonly events: ChangeEvent[]
+}
+
+export interface MutationDeps {
+  db: Db
+  driver: StoreDriver
+  feed: ChangeFeed
+  chain: AuditChain
+  /**
+   * Set inside a larger transaction (Store.transaction): each mutation runs in a savepoint and
+   * hands its entries and events to it, to be written, linked and published once, at its end.
+   */
+  outer?: OuterTransaction
+}
+
+/**
+ * Writes `entries` linked into the admin chain and queues the NOTIFY, inside `tx`; returns what
+ * to do after the commit (move the chain, publish locally, wait for the other instances) and
+ * after a rollback.
+ */
+async function writeEntries(
+  deps: MutationDeps,
+  tx: Tx,
+  entries: (typeof adminAuditLog.$inferInsert)[],
+  events: ChangeEvent[],
+) {
+  const release = await deps.chain.acquire()
+  try {
+    const { links, commit } = deps.chain.link(
+      entries.map((e) => canonicalAdminEntry({ ...e, createdAt: e.createdAt as Date })),
+    )
+    if (entries.length > 0) {
+      await tx.insert(adminAuditLog).values(entries.map((e, i) => ({ ...e, ...links[i] })))
+    }
+    const confirmations =
+      deps.driver.kind === 'postgres' && events.length > 0
+        ? await notifyInstances(tx, deps.feed, events)
+        : undefined
+    return {
+      async committed() {
+        commit()
+        release()
+        deps.feed.emit(events, 'local')
+        await confirmations?.settled()
+      },
+      aborted() {
+        release()
+        confirmations?.cancel()
+      },
+    }
+  } catch (error) {
+    release()
+    throw error
+  }
+}
+
 /**
  * Runs `fn` in one transaction with its admin-audit entries (spec 2.2): the entries are inserted
  * just before commit, a path that queued none fails and rolls back, and change events are
@@ -136,48 +195,57 @@ class NoopRollback<T> extends Error {
  * after a bounded wait), so a client's next statement on any instance sees the change.
  */
 export async function runMutation<T>(
-  deps: {
-    db: Db
-    driver: StoreDriver
-    feed: ChangeFeed
-    chain: AuditChain
-    /** False inside a transaction that is rolled back anyway: no NOTIFY, no local event. */
-    publish?: boolean
-  },
+  deps: MutationDeps,
   actorId: string,
   fn: (m: Mutation) => Promise<T>,
 ): Promise<T> {
-  let events: ChangeEvent[] = []
-  let confirmations: ChangeConfirmationWait | undefined
-  // The admin audit's hash chain: held from linking the entries until the commit settled.
-  let release: (() => void) | undefined
-  let commitLinks: (() => void) | undefined
+  let written: Awaited<ReturnType<typeof writeEntries>> | undefined
   try {
     const result = await deps.db.transaction(async (tx) => {
       const m = new Mutation(tx, actorId)
       const value = await fn(m)
       if (m.isNoop) throw new NoopRollback(value)
       if (m.entries.length === 0) throw new MissingAuditEntryError()
-      release = await deps.chain.acquire()
-      const { links, commit } = deps.chain.link(
-        m.entries.map((e) => canonicalAdminEntry({ ...e, createdAt: e.createdAt as Date })),
-      )
-      await tx.insert(adminAuditLog).values(m.entries.map((e, i) => ({ ...e, ...links[i] })))
-      commitLinks = commit
-      if (deps.publish !== false && deps.driver.kind === 'postgres' && m.events.length > 0) {
-        confirmations = await notifyInstances(tx, deps.feed, m.events)
+      if (deps.outer) {
+        deps.outer.entries.push(...m.entries)
+        deps.outer.events.push(...m.events)
+      } else {
+        written = await writeEntries(deps, tx, m.entries, m.events)
       }
-      events = m.events
       return value
     })
-    commitLinks?.()
-    release?.()
-    if (deps.publish !== false) deps.feed.emit(events, 'local')
-    await confirmations?.settled()
+    await written?.committed()
     return result
   } catch (error) {
-    release?.()
-    confirmations?.cancel()
+    written?.aborted()
+    if (error instanceof NoopRollback) return error.value as T
+    throw error
+  }
+}
+
+/**
+ * Runs `fn` in one transaction in which every mutation runs in a savepoint; at the end, their
+ * audit entries are written and linked and their events published, all at once, or, with
+ * `rollback`, everything is discarded (nothing written, published or linked).
+ */
+export async function runTransaction<T>(
+  deps: MutationDeps,
+  fn: (outer: MutationDeps & { db: Tx }) => Promise<T>,
+  rollback: boolean,
+): Promise<T> {
+  let written: Awaited<ReturnType<typeof writeEntries>> | undefined
+  try {
+    const result = await deps.db.transaction(async (tx) => {
+      const outer: OuterTransaction = { entries: [], events: [] }
+      const value = await fn({ ...deps, db: tx, outer })
+      if (rollback) throw new NoopRollback(value)
+      written = await writeEntries(deps, tx, outer.entries, outer.events)
+      return value
+    })
+    await written?.committed()
+    return result
+  } catch (error) {
+    written?.aborted()
     if (error instanceof NoopRollback) return error.value as T
     throw error
   }

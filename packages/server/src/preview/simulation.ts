@@ -328,10 +328,13 @@ export async function simulate(
   const queries = await auditedQueries(store, request)
   const userIds = [...new Set(queries.map((q) => q.userId))]
   const current = await inputsFor(store.sessions, ds.id, userIds)
-  const proposed = await store.rolledBack(async (scoped) => {
-    await applyProposal(scoped, ds.id, request.changes, actorId)
-    return inputsFor(scoped.sessions, ds.id, userIds)
-  })
+  const proposed = await store.transaction(
+    async (scoped) => {
+      await applyProposal(scoped, ds.id, request.changes, actorId)
+      return inputsFor(scoped.sessions, ds.id, userIds)
+    },
+    { rollback: true },
+  )
   await loadCore()
   const compiled = async (input: SessionInput | null | undefined) =>
     input ? compileSession(input) : null
