@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util'
 import { type AuditVerification, createStore } from '@palisade/store'
 import { connectAdmin } from './admin-client.js'
 import { type ServeFlags, storeLocation } from './options.js'
+import { isInteractive } from './terminal-progress.js'
 
 export const AUDIT_HELP = `Usage: palisade audit verify [--data-dir DIR | --database-url URL] [--json]
        palisade audit export queries|admin [--format ndjson|csv] [--output FILE] [filters]
@@ -25,9 +26,9 @@ const FILTERS = {
   admin: ['since', 'until', 'resource-type', 'resource-id', 'actor-id', 'action'],
 } as const
 
-/** Progress on a terminal only: a log file or a pipe gets no carriage returns. */
+/** A running count on the terminal, ended by `done`. */
 function progress(env: NodeJS.ProcessEnv): ((text: string) => void) & { done(): void } {
-  const tty = process.stderr.isTTY === true && env['CI'] === undefined
+  const tty = isInteractive(env)
   const show = (text: string) => {
     if (tty) process.stderr.write(`\r${text}`)
   }

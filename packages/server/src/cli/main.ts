@@ -5,6 +5,7 @@ import { createStore } from '@palisade/store'
 import { createServer, VERSION } from '../create-server.js'
 import { createLogger } from '../logging/logger.js'
 import { auditCommand } from './audit-command.js'
+import { applyCommand, exportCommand } from './bundle-commands.js'
 import { startDemo } from './demo.js'
 import {
   logLevel,
@@ -28,6 +29,8 @@ const CLIENT_COMMANDS: Record<
   { help: string; run: (argv: readonly string[], env?: NodeJS.ProcessEnv) => Promise<number> }
 > = {
   preview: { help: "show what a user's session would do with SQL", run: previewCommand },
+  export: { help: 'write the access model as a policy bundle (YAML or JSON)', run: exportCommand },
+  apply: { help: 'bring the store to a policy bundle (--dry-run: plan only)', run: applyCommand },
   simulate: {
     help: 'replay audited queries under a proposed policy change',
     run: simulateCommand,

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import type { SimulationResult } from '../preview/simulation.js'
 import { connectAdmin } from './admin-client.js'
+import { withTicker } from './terminal-progress.js'
 
 export const SIMULATE_HELP = `Usage: palisade simulate --datasource NAME --changes FILE [--since T] [--until T]
                          [--max-queries N] [--no-execute] [--json]
@@ -47,27 +48,14 @@ export async function simulateCommand(
   if (values['max-queries']) window['max_queries'] = Number(values['max-queries'])
   const admin = await connectAdmin(values['admin-url'], env)
   // The server replays while the terminal waits: show that it is working.
-  const started = Date.now()
-  const tty = process.stderr.isTTY === true && env['CI'] === undefined
-  const ticker = tty
-    ? setInterval(() => {
-        process.stderr.write(`\rsimulating… ${Math.round((Date.now() - started) / 1000)} s`)
-      }, 1000)
-    : undefined
-  let result: SimulationResult
-  try {
-    result = await admin.request<SimulationResult>('POST', '/simulations', {
+  const result = await withTicker('simulating', env, () =>
+    admin.request<SimulationResult>('POST', '/simulations', {
       datasource_name: values.datasource,
       changes,
       window,
       execute: !values['no-execute'],
-    })
-  } finally {
-    if (ticker) {
-      clearInterval(ticker)
-      process.stderr.write('\n')
-    }
-  }
+    }),
+  )
   console.log(values.json ? JSON.stringify(result, null, 2) : renderSimulation(result))
   return 0
 }

@@ -24,6 +24,7 @@ import { loginThrottleRoutes } from './routes/login-throttles.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { openApiRoute } from './routes/openapi.js'
 import { policyRoutes } from './routes/policies.js'
+import { policyBundleRoutes } from './routes/policy-bundles.js'
 import { previewRoutes } from './routes/preview.js'
 import { relationshipRoutes } from './routes/relationships.js'
 import { roleRoutes } from './routes/roles.js'
@@ -78,6 +79,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   ...decisionFunctionRoutes,
   ...previewRoutes,
   ...simulationRoutes,
+  ...policyBundleRoutes,
   ...roleRoutes,
   ...auditRoutes,
   ...loginThrottleRoutes,

@@ -218,4 +218,37 @@ describe('palisade demo', () => {
       await rm(dir, { recursive: true, force: true })
     }
   })
+
+  it('exports the policy bundle and plans a change to it from the CLI', async () => {
+    const printed: string[] = []
+    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
+      printed.push(String(line))
+    })
+    const env = {
+      PALISADE_ADMIN_USERNAME: demo.admin.username,
+      PALISADE_ADMIN_PASSWORD: demo.admin.password,
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'palisade-bundle-'))
+    try {
+      const url = ['--admin-url', demo.server.admin.url]
+      const file = join(dir, 'shop.yaml')
+      expect(await main(['export', '--datasource', 'shop', '--output', file, ...url], env)).toBe(0)
+      const text = await readFile(file, 'utf8')
+      expect(text).toContain('version: palisade.policy-bundle/v1')
+      expect(text).toContain('filter_expression: tenant = {user.tenant}')
+      expect(await main(['apply', file, '--dry-run', ...url], env)).toBe(0)
+      expect(printed.at(-1)).toBe('nothing to change: the store already matches the bundle')
+      await writeFile(file, text.replace('tenant = {user.tenant}', "tenant = 'acme'"))
+      expect(await main(['apply', file, '--dry-run', ...url], env)).toBe(0)
+      expect(printed.at(-1)).toBe(
+        [
+          'plan (dry run, nothing changed): 0 to create, 1 to update, 0 to delete',
+          '  ~ policy tenant-isolation (filter_expression)',
+        ].join('\n'),
+      )
+    } finally {
+      spy.mockRestore()
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 })

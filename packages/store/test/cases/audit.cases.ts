@@ -238,6 +238,55 @@ export function auditCases(makeStore: MakeStore): void {
     })
   })
 
+  describe('store transactions', () => {
+    it('commits every mutation of a transaction together, audited and chained', async () => {
+      const store = await makeStore()
+      try {
+        const admin = await bootstrapAdmin(store)
+        const names = [unique('tx'), unique('tx')]
+        await store.transaction(async (scoped) => {
+          for (const name of names) await scoped.roles.create({ name }, admin.id)
+        })
+        const roles = await store.roles.list({ search: names[0] })
+        expect(roles.total).toBe(1)
+        const entries = await store.audit.admin.list({ resource_type: 'role', action: 'create' })
+        expect(entries.total).toBe(2)
+        expect((await store.audit.verify()).ok).toBe(true)
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('keeps nothing of a transaction that fails or is rolled back', async () => {
+      const store = await makeStore()
+      try {
+        const admin = await bootstrapAdmin(store)
+        const kept = unique('kept')
+        await expect(
+          store.transaction(async (scoped) => {
+            await scoped.roles.create({ name: kept }, admin.id)
+            await scoped.roles.create({ name: kept }, admin.id)
+          }),
+        ).rejects.toMatchObject({ code: 'already_exists' })
+        const seen = await store.transaction(
+          async (scoped) => {
+            await scoped.roles.create({ name: kept }, admin.id)
+            return (await scoped.roles.list({ search: kept })).total
+          },
+          { rollback: true },
+        )
+        expect(seen).toBe(1)
+        expect((await store.roles.list({ search: kept })).total).toBe(0)
+        expect((await store.audit.admin.list({ resource_type: 'role' })).total).toBe(0)
+        // The chain did not move for entries that were never committed.
+        await store.roles.create({ name: kept }, admin.id)
+        expect((await store.audit.verify()).ok).toBe(true)
+      } finally {
+        await store.close()
+      }
+    })
+  })
+
   describe('audit hash chains', () => {
     /** A store with a few linked entries in both logs. */
     async function chainedStore() {

@@ -1,0 +1,47 @@
+import { applyBundle } from '../../policy-as-code/bundle-apply.js'
+import { exportBundle } from '../../policy-as-code/bundle-export.js'
+import { bundleText } from '../../policy-as-code/bundle-text.js'
+import { ApiError } from '../api-error.js'
+import { defineRoute, type RouteSpec } from '../route-table.js'
+import { applyBundleBody, exportBundleQuery } from '../schemas/policy-bundles.js'
+
+/** Policy-as-code (docs/policy-as-code.md). */
+export const policyBundleRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/policy-bundles',
+    summary: 'Export the access model (all or some datasources) as a YAML or JSON bundle',
+    tag: 'policy-bundles',
+    status: 200,
+    query: exportBundleQuery,
+    async handler({ c, deps, query }) {
+      const names = c.req.queries('datasource')
+      let bundle: Awaited<ReturnType<typeof exportBundle>>
+      try {
+        bundle = await exportBundle(deps.store, names ? { datasources: names } : {})
+      } catch (error) {
+        if (error instanceof Error && /not found$/.test(error.message)) {
+          throw new ApiError(404, 'not_found', error.message)
+        }
+        throw error
+      }
+      const format = query.format ?? 'yaml'
+      return c.body(bundleText(bundle, format), 200, {
+        'Content-Type': format === 'json' ? 'application/json' : 'application/yaml; charset=utf-8',
+      })
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/policy-bundles',
+    summary: 'Apply a bundle in one transaction, or with dry_run only plan it',
+    tag: 'policy-bundles',
+    status: 200,
+    body: applyBundleBody,
+    async handler({ c, deps, body, actorId }) {
+      return c.json(
+        await applyBundle(deps.store, body.bundle, actorId, { dryRun: body.dry_run ?? false }),
+      )
+    },
+  }),
+]

@@ -1,0 +1,14 @@
+import * as v from 'valibot'
+import { jsonObject, optionalBoolean } from './common.js'
+
+/** Query of `GET /policy-bundles`: which datasources (all when none) and the text format. */
+export const exportBundleQuery = v.object({
+  datasource: v.optional(v.union([v.string(), v.array(v.string())])),
+  format: v.optional(v.picklist(['json', 'yaml'], 'expected json or yaml')),
+})
+
+/** Body of `POST /policy-bundles`: the bundle (as exported) and whether only to plan. */
+export const applyBundleBody = v.object({
+  bundle: jsonObject,
+  dry_run: optionalBoolean,
+})

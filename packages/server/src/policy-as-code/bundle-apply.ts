@@ -1,0 +1,518 @@
+import { randomBytes } from 'node:crypto'
+import { isStoreError, type ScopedStore, type Store } from '@palisade/store'
+import { ApiError } from '../http/api-error.js'
+import {
+  allPages,
+  assignmentKey,
+  BUNDLE_VERSION,
+  type BundleDatasource,
+  exportBundle,
+  type PolicyBundle,
+} from './bundle-export.js'
+
+/** One step of a plan. */
+export interface PlanStep {
+  action: 'create' | 'update' | 'delete'
+  kind:
+    | 'attribute_definition'
+    | 'user'
+    | 'role'
+    | 'decision_function'
+    | 'policy'
+    | 'datasource'
+    | 'datasource_access'
+    | 'role_member'
+    | 'role_parent'
+    | 'assignment'
+  name: string
+  /** For updates: the fields that change. */
+  fields?: string[]
+}
+
+export interface BundlePlan {
+  dry_run: boolean
+  steps: PlanStep[]
+  summary: { create: number; update: number; delete: number }
+}
+
+/** JSON with object keys sorted, so two equal objects always print the same. */
+function stable(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
+      : v,
+  )
+}
+
+/** The fields of `want` whose values differ from `have` (compared as stable JSON). */
+function changedFields(have: object, want: object, skip: readonly string[] = []): string[] {
+  const h = have as Record<string, unknown>
+  const w = want as Record<string, unknown>
+  return Object.keys(w).filter((k) => !skip.includes(k) && stable(h[k]) !== stable(w[k]))
+}
+
+const pick = (value: object, fields: readonly string[]) =>
+  Object.fromEntries(fields.map((f) => [f, (value as Record<string, unknown>)[f]]))
+
+/** Store validation errors point into the bundle: `policies[tenant rows].filter_expression`. */
+async function step<T>(where: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    if (!isStoreError(error)) throw error
+    const details = (error.details ?? []).map((d) => ({ ...d, field: `${where}.${d.field}` }))
+    throw new ApiError(error.status, error.code, `${where}: ${error.message}`, details)
+  }
+}
+
+/** Fills what a hand-written bundle may leave out, so it compares with an export. */
+export function normalizeBundle(input: unknown): PolicyBundle {
+  const b = (input ?? {}) as Partial<PolicyBundle>
+  if (b.version !== BUNDLE_VERSION) {
+    throw new ApiError(422, 'validation_failed', 'request body is invalid', [
+      { field: 'version', code: 'invalid', message: `must be ${BUNDLE_VERSION}` },
+    ])
+  }
+  const list = <T>(v: T[] | undefined) => (Array.isArray(v) ? v : [])
+  return {
+    version: BUNDLE_VERSION,
+    attribute_definitions: list(b.attribute_definitions).map((a) => ({
+      key: a.key,
+      entity_type: a.entity_type ?? 'user',
+      value_type: a.value_type,
+      display_name: a.display_name ?? a.key,
+      default_value: a.default_value ?? null,
+      allowed_values: a.allowed_values ?? null,
+      description: a.description ?? null,
+    })),
+    users: list(b.users).map((u) => ({
+      username: u.username,
+      is_active: u.is_active ?? true,
+      email: u.email ?? null,
+      display_name: u.display_name ?? null,
+      attributes: u.attributes ?? {},
+    })),
+    roles: list(b.roles).map((r) => ({
+      name: r.name,
+      description: r.description ?? null,
+      is_active: r.is_active ?? true,
+      members: [...(r.members ?? [])].sort(),
+      parents: [...(r.parents ?? [])].sort(),
+    })),
+    decision_functions: list(b.decision_functions).map((f) => ({
+      name: f.name,
+      description: f.description ?? null,
+      language: f.language ?? 'javascript',
+      evaluate_context: f.evaluate_context,
+      on_error: f.on_error ?? 'deny',
+      log_level: f.log_level ?? 'off',
+      is_enabled: f.is_enabled ?? true,
+      decision_config: f.decision_config ?? {},
+      source: f.source,
+    })),
+    policies: list(b.policies).map((p) => ({
+      name: p.name,
+      description: p.description ?? null,
+      policy_type: p.policy_type,
+      targets: p.targets,
+      filter_expression: p.filter_expression ?? null,
+      mask_expression: p.mask_expression ?? null,
+      decision_function: p.decision_function ?? null,
+      is_enabled: p.is_enabled ?? true,
+    })),
+    datasources: list(b.datasources).map((d) => ({
+      name: d.name,
+      ds_type: d.ds_type,
+      access_mode: d.access_mode ?? 'policy_required',
+      is_active: d.is_active ?? true,
+      statement_timeout_ms: d.statement_timeout_ms ?? 30_000,
+      pool_size: d.pool_size ?? 10,
+      pool_mode: d.pool_mode ?? null,
+      config: d.config ?? {},
+      access: {
+        all: d.access?.all ?? false,
+        users: [...(d.access?.users ?? [])].sort(),
+        roles: [...(d.access?.roles ?? [])].sort(),
+      },
+      assignments: list(d.assignments).map((a) => ({
+        policy: a.policy,
+        scope: a.scope ?? 'all',
+        user: a.user ?? null,
+        role: a.role ?? null,
+        priority: a.priority ?? 100,
+      })),
+    })),
+  }
+}
+
+/**
+ * Brings the store to the bundle in one store transaction, every step audited: creates and
+ * updates what differs, deletes policies, decision functions, roles and attribute definitions
+ * the bundle no longer lists (users are never deleted; datasources not in the bundle are left
+ * alone). With `dryRun` the same steps run and are rolled back, so the plan is also validated.
+ * Applying the same bundle twice changes nothing the second time.
+ */
+export async function applyBundle(
+  store: Store,
+  input: unknown,
+  actorId: string,
+  options: { dryRun: boolean },
+): Promise<BundlePlan> {
+  const bundle = normalizeBundle(input)
+  const steps = await store.transaction(
+    async (scoped) => {
+      const done: PlanStep[] = []
+      await applySteps(scoped, bundle, actorId, done)
+      return done
+    },
+    { rollback: options.dryRun },
+  )
+  const count = (action: PlanStep['action']) => steps.filter((s) => s.action === action).length
+  return {
+    dry_run: options.dryRun,
+    steps,
+    summary: { create: count('create'), update: count('update'), delete: count('delete') },
+  }
+}
+
+async function applySteps(
+  store: ScopedStore,
+  bundle: PolicyBundle,
+  actorId: string,
+  done: PlanStep[],
+): Promise<void> {
+  const current = await exportBundle(store)
+  const note = (s: PlanStep) => done.push(s)
+
+  // Attribute definitions first: user attributes are checked against them.
+  const attributes = await allPages((page) => store.attributes.list({ page, page_size: 200 }))
+  const attrId = (a: { key: string; entity_type: string }) =>
+    attributes.find((x) => x.key === a.key && x.entity_type === a.entity_type)?.id
+  for (const a of bundle.attribute_definitions) {
+    const name = `${a.entity_type}:${a.key}`
+    const have = current.attribute_definitions.find(
+      (x) => x.key === a.key && x.entity_type === a.entity_type,
+    )
+    if (!have) {
+      await step(`attribute_definitions[${name}]`, () => store.attributes.create(a, actorId))
+      note({ action: 'create', kind: 'attribute_definition', name })
+      continue
+    }
+    const fields = changedFields(have, a, ['key', 'entity_type'])
+    if (fields.length === 0) continue
+    await step(`attribute_definitions[${name}]`, () =>
+      store.attributes.update(attrId(a) as string, pick(a, fields), actorId),
+    )
+    note({ action: 'update', kind: 'attribute_definition', name, fields })
+  }
+
+  // Users: created without a usable password (an admin sets one), never deleted.
+  for (const u of bundle.users) {
+    const existing = await store.users.findByUsername(u.username)
+    if (!existing) {
+      const password = `${randomBytes(24).toString('base64url')}aA1!`
+      await step(`users[${u.username}]`, () => store.users.create({ ...u, password }, actorId))
+      note({ action: 'create', kind: 'user', name: u.username })
+      continue
+    }
+    const have = current.users.find((x) => x.username === u.username) ?? {}
+    const fields = changedFields(have, u, ['username'])
+    if (fields.length === 0) continue
+    await step(`users[${u.username}]`, () =>
+      store.users.update(existing.id, pick(u, fields), actorId),
+    )
+    note({ action: 'update', kind: 'user', name: u.username, fields })
+  }
+  const userId = async (username: string, where: string) => {
+    const user = await store.users.findByUsername(username)
+    if (!user) throw unknownName(where, `user "${username}" does not exist`)
+    return user.id
+  }
+
+  // Roles, then their members and parents once every role exists.
+  const roleIds = new Map(
+    (await allPages((page) => store.roles.list({ page, page_size: 200 }))).map((r) => [
+      r.name,
+      r.id,
+    ]),
+  )
+  for (const r of bundle.roles) {
+    const have = current.roles.find((x) => x.name === r.name)
+    const fields = ['description', 'is_active']
+    if (!have) {
+      const created = await step(`roles[${r.name}]`, () =>
+        store.roles.create({ name: r.name, ...pick(r, fields) }, actorId),
+      )
+      roleIds.set(r.name, created.id)
+      note({ action: 'create', kind: 'role', name: r.name })
+      continue
+    }
+    const changed = changedFields(pick(have, fields), pick(r, fields))
+    if (changed.length === 0) continue
+    await step(`roles[${r.name}]`, () =>
+      store.roles.update(roleIds.get(r.name) as string, pick(r, changed), actorId),
+    )
+    note({ action: 'update', kind: 'role', name: r.name, fields: changed })
+  }
+  const roleId = (name: string, where: string) => {
+    const id = roleIds.get(name)
+    if (!id) throw unknownName(where, `role "${name}" is not in the bundle or the store`)
+    return id
+  }
+  for (const r of bundle.roles) {
+    const have = current.roles.find((x) => x.name === r.name)
+    const id = roleId(r.name, `roles[${r.name}]`)
+    for (const member of r.members.filter((m) => !have?.members.includes(m))) {
+      const uid = await userId(member, `roles[${r.name}].members`)
+      await step(`roles[${r.name}].members`, () =>
+        store.roles.addMembers(id, { user_ids: [uid] }, actorId),
+      )
+      note({ action: 'create', kind: 'role_member', name: `${r.name} ← ${member}` })
+    }
+    for (const member of (have?.members ?? []).filter((m) => !r.members.includes(m))) {
+      const uid = await userId(member, `roles[${r.name}].members`)
+      await step(`roles[${r.name}].members`, () => store.roles.removeMember(id, uid, actorId))
+      note({ action: 'delete', kind: 'role_member', name: `${r.name} ← ${member}` })
+    }
+    for (const parent of r.parents.filter((p) => !have?.parents.includes(p))) {
+      const pid = roleId(parent, `roles[${r.name}].parents`)
+      await step(`roles[${r.name}].parents`, () =>
+        store.roles.addParent(id, { parent_role_id: pid }, actorId),
+      )
+      note({ action: 'create', kind: 'role_parent', name: `${r.name} → ${parent}` })
+    }
+    for (const parent of (have?.parents ?? []).filter((p) => !r.parents.includes(p))) {
+      const pid = roleId(parent, `roles[${r.name}].parents`)
+      await step(`roles[${r.name}].parents`, () => store.roles.removeParent(id, pid, actorId))
+      note({ action: 'delete', kind: 'role_parent', name: `${r.name} → ${parent}` })
+    }
+  }
+
+  // Decision functions, then the policies that use them.
+  const functions = await allPages((page) => store.decisionFunctions.list({ page, page_size: 100 }))
+  const functionIds = new Map(functions.map((f) => [f.name, f]))
+  for (const f of bundle.decision_functions) {
+    const { source, ...rest } = f
+    const body = { ...rest, decision_fn: source }
+    const have = functionIds.get(f.name)
+    if (!have) {
+      const created = await step(`decision_functions[${f.name}]`, () =>
+        store.decisionFunctions.create(body as never, actorId),
+      )
+      functionIds.set(f.name, created)
+      note({ action: 'create', kind: 'decision_function', name: f.name })
+      continue
+    }
+    const was = current.decision_functions.find((x) => x.name === f.name) ?? {}
+    const fields = changedFields(was, f, ['name'])
+    if (fields.length === 0) continue
+    const update = pick(
+      body,
+      fields.map((x) => (x === 'source' ? 'decision_fn' : x)),
+    )
+    await step(`decision_functions[${f.name}]`, () =>
+      store.decisionFunctions.update(
+        have.id,
+        { ...update, version: have.version } as never,
+        actorId,
+      ),
+    )
+    note({ action: 'update', kind: 'decision_function', name: f.name, fields })
+  }
+  const policies = await allPages((page) => store.policies.list({ page, page_size: 100 }))
+  const policyIds = new Map(policies.map((p) => [p.name, p]))
+  for (const p of bundle.policies) {
+    const { decision_function, ...rest } = p
+    let fnId: string | null = null
+    if (decision_function !== null) {
+      const fn = functionIds.get(decision_function)
+      if (!fn) {
+        throw unknownName(
+          `policies[${p.name}].decision_function`,
+          `decision function "${decision_function}" is not in the bundle or the store`,
+        )
+      }
+      fnId = fn.id
+    }
+    const body = { ...rest, decision_function_id: fnId }
+    const have = policyIds.get(p.name)
+    if (!have) {
+      const created = await step(`policies[${p.name}]`, () =>
+        store.policies.create(body as never, actorId),
+      )
+      policyIds.set(p.name, created)
+      note({ action: 'create', kind: 'policy', name: p.name })
+      continue
+    }
+    const was = current.policies.find((x) => x.name === p.name) ?? {}
+    const fields = changedFields(was, p, ['name'])
+    if (fields.length === 0) continue
+    const update = pick(
+      body,
+      fields.map((x) => (x === 'decision_function' ? 'decision_function_id' : x)),
+    )
+    await step(`policies[${p.name}]`, () =>
+      store.policies.update(have.id, { ...update, version: have.version } as never, actorId),
+    )
+    note({ action: 'update', kind: 'policy', name: p.name, fields })
+  }
+
+  // Datasources, their access and their assignments.
+  for (const d of bundle.datasources) {
+    await applyDatasource(store, d, current, actorId, note, {
+      userId,
+      roleId,
+      policyId: (name, where) => {
+        const policy = policyIds.get(name)
+        if (!policy) throw unknownName(where, `policy "${name}" is not in the bundle`)
+        return policy.id
+      },
+    })
+  }
+
+  // What the bundle no longer lists, dependents first.
+  for (const p of current.policies.filter((x) => !bundle.policies.some((y) => y.name === x.name))) {
+    await step(`policies[${p.name}]`, () =>
+      store.policies.delete((policyIds.get(p.name) as { id: string }).id, actorId),
+    )
+    note({ action: 'delete', kind: 'policy', name: p.name })
+  }
+  for (const f of current.decision_functions.filter(
+    (x) => !bundle.decision_functions.some((y) => y.name === x.name),
+  )) {
+    await step(`decision_functions[${f.name}]`, () =>
+      store.decisionFunctions.delete((functionIds.get(f.name) as { id: string }).id, actorId),
+    )
+    note({ action: 'delete', kind: 'decision_function', name: f.name })
+  }
+  for (const r of current.roles.filter((x) => !bundle.roles.some((y) => y.name === x.name))) {
+    await step(`roles[${r.name}]`, () => store.roles.delete(roleIds.get(r.name) as string, actorId))
+    note({ action: 'delete', kind: 'role', name: r.name })
+  }
+  for (const a of current.attribute_definitions.filter(
+    (x) =>
+      !bundle.attribute_definitions.some((y) => y.key === x.key && y.entity_type === x.entity_type),
+  )) {
+    const name = `${a.entity_type}:${a.key}`
+    await step(`attribute_definitions[${name}]`, () =>
+      store.attributes.delete(attrId(a) as string, { force: true }, actorId),
+    )
+    note({ action: 'delete', kind: 'attribute_definition', name })
+  }
+}
+
+interface Resolvers {
+  userId(username: string, where: string): Promise<string>
+  roleId(name: string, where: string): string
+  policyId(name: string, where: string): string
+}
+
+async function applyDatasource(
+  store: ScopedStore,
+  d: BundleDatasource,
+  current: PolicyBundle,
+  actorId: string,
+  note: (s: PlanStep) => void,
+  resolve: Resolvers,
+): Promise<void> {
+  const where = `datasources[${d.name}]`
+  const settings = [
+    'ds_type',
+    'access_mode',
+    'is_active',
+    'statement_timeout_ms',
+    'pool_size',
+    'pool_mode',
+    'config',
+  ]
+  let ds = await store.datasources.findByName(d.name)
+  const have = current.datasources.find((x) => x.name === d.name)
+  if (!ds) {
+    ds = await step(where, () =>
+      store.datasources.create({ name: d.name, ...pick(d, settings) } as never, actorId),
+    )
+    note({ action: 'create', kind: 'datasource', name: d.name })
+  } else if (have) {
+    const fields = changedFields(pick(have, settings), pick(d, settings))
+    if (fields.length > 0) {
+      const id = ds.id
+      await step(where, () => store.datasources.update(id, pick(d, fields) as never, actorId))
+      note({ action: 'update', kind: 'datasource', name: d.name, fields })
+    }
+  }
+  const id = ds.id
+  const summary = await store.access.get(id)
+  const access = {
+    all: summary.all,
+    users: summary.users.map((u) => u.username).sort(),
+    roles: summary.roles.map((r) => r.name).sort(),
+  }
+  if (access.all !== d.access.all) {
+    await step(`${where}.access`, () => store.access.setAll(id, { enabled: d.access.all }, actorId))
+    note({ action: 'update', kind: 'datasource_access', name: `${d.name}: all`, fields: ['all'] })
+  }
+  if (stable(access.users) !== stable(d.access.users)) {
+    const ids = await Promise.all(d.access.users.map((u) => resolve.userId(u, `${where}.access`)))
+    await step(`${where}.access`, () => store.access.setUsers(id, { user_ids: ids }, actorId))
+    note({
+      action: 'update',
+      kind: 'datasource_access',
+      name: `${d.name}: users`,
+      fields: ['users'],
+    })
+  }
+  if (stable(access.roles) !== stable(d.access.roles)) {
+    const ids = d.access.roles.map((r) => resolve.roleId(r, `${where}.access`))
+    await step(`${where}.access`, () => store.access.setRoles(id, { role_ids: ids }, actorId))
+    note({
+      action: 'update',
+      kind: 'datasource_access',
+      name: `${d.name}: roles`,
+      fields: ['roles'],
+    })
+  }
+  const existing = await store.assignments.list(id)
+  const wanted = new Set(d.assignments.map(assignmentKey))
+  const keyOf = (a: (typeof existing)[number]): string =>
+    assignmentKey({
+      policy: a.policy_name,
+      scope: a.scope,
+      user: a.username,
+      role: a.role_name,
+      priority: a.priority,
+    })
+  const present = new Set(existing.map(keyOf))
+  for (const a of existing.filter((x) => !wanted.has(keyOf(x)))) {
+    await step(`${where}.assignments`, () => store.assignments.unassign(id, a.id, actorId))
+    note({ action: 'delete', kind: 'assignment', name: describeAssignment(d.name, keyOf(a)) })
+  }
+  for (const a of d.assignments.filter((x) => !present.has(assignmentKey(x)))) {
+    const body = {
+      policy_id: resolve.policyId(a.policy, `${where}.assignments`),
+      scope: a.scope,
+      user_id: a.user === null ? null : await resolve.userId(a.user, `${where}.assignments`),
+      role_id: a.role === null ? null : resolve.roleId(a.role, `${where}.assignments`),
+      priority: a.priority,
+    }
+    await step(`${where}.assignments`, () => store.assignments.assign(id, body, actorId))
+    note({
+      action: 'create',
+      kind: 'assignment',
+      name: describeAssignment(d.name, assignmentKey(a)),
+    })
+  }
+}
+
+function describeAssignment(datasource: string, key: string): string {
+  const [policy, scope, user, role, priority] = key.split('\u0000')
+  const whom = scope === 'all' ? 'all' : scope === 'user' ? `user ${user}` : `role ${role}`
+  return `${datasource}: ${policy} → ${whom} (priority ${priority})`
+}
+
+function unknownName(field: string, message: string): ApiError {
+  return new ApiError(422, 'validation_failed', 'request body is invalid', [
+    { field, code: 'not_found', message },
+  ])
+}

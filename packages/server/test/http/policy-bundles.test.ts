@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { seedDemo } from '../../src/cli/demo-shop.js'
+import { PASSWORD, setup, type TestContext } from './helpers.js'
+
+let source: TestContext
+let target: TestContext
+
+/** The demo's model plus a role hierarchy, a decision function and a role-scoped assignment. */
+async function richModel(ctx: TestContext): Promise<void> {
+  const shopId = (await seedDemo(ctx.store, ctx.admin.id, PASSWORD)).datasourceId
+  const { store, admin } = ctx
+  const alice = (await store.users.findByUsername('alice')) as { id: string }
+  const analysts = await store.roles.create(
+    { name: 'analysts', description: 'read the shop' },
+    admin.id,
+  )
+  const staff = await store.roles.create({ name: 'staff' }, admin.id)
+  await store.roles.addParent(analysts.id, { parent_role_id: staff.id }, admin.id)
+  await store.roles.addMembers(analysts.id, { user_ids: [alice.id] }, admin.id)
+  const fn = await store.decisionFunctions.create(
+    {
+      name: 'weekdays',
+      decision_fn: 'function evaluate(ctx, config) { return { fire: config.on } }',
+      decision_config: { on: true },
+      evaluate_context: 'session',
+    },
+    admin.id,
+  )
+  const policy = await store.policies.create(
+    {
+      name: 'small orders',
+      policy_type: 'row_filter',
+      targets: [{ schemas: ['public'], tables: ['orders'] }],
+      filter_expression: 'total < 50',
+      decision_function_id: fn.id,
+    },
+    admin.id,
+  )
+  await store.assignments.assign(
+    shopId,
+    { policy_id: policy.id, scope: 'role', role_id: analysts.id, priority: 5 },
+    admin.id,
+  )
+  await store.access.setRoles(shopId, { role_ids: [staff.id] }, admin.id)
+}
+
+const exportText = async (ctx: TestContext, query = '') => {
+  const res = await ctx.call('GET', `/api/v1/policy-bundles${query}`)
+  expect(res.status).toBe(200)
+  return res.text()
+}
+
+const apply = (ctx: TestContext, bundle: unknown, dryRun = false) =>
+  ctx.json('POST', '/api/v1/policy-bundles', { body: { bundle, dry_run: dryRun } })
+
+beforeAll(async () => {
+  source = await setup()
+  await richModel(source)
+  target = await setup()
+})
+afterAll(async () => {
+  await source.close()
+  await target.close()
+})
+
+describe('policy bundles', () => {
+  it('exports names, never ids, passwords or versions, in a stable order', async () => {
+    const text = await exportText(source)
+    const bundle = parse(text)
+    expect(bundle.version).toBe('palisade.policy-bundle/v1')
+    expect(bundle.users.map((u: { username: string }) => u.username)).toEqual(['alice', 'bob'])
+    expect(bundle.roles).toContainEqual({
+      name: 'analysts',
+      description: 'read the shop',
+      is_active: true,
+      members: ['alice'],
+      parents: ['staff'],
+    })
+    const shop = bundle.datasources[0]
+    expect(shop.access).toEqual({ all: false, users: ['alice', 'bob'], roles: ['staff'] })
+    expect(shop.assignments).toContainEqual({
+      policy: 'small orders',
+      scope: 'role',
+      user: null,
+      role: 'analysts',
+      priority: 5,
+    })
+    expect(text).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/)
+    expect(text).not.toContain('password')
+    expect(text).not.toContain('version: 1')
+    expect(await exportText(source)).toBe(text)
+    const json = JSON.parse(await exportText(source, '?format=json'))
+    expect(json).toEqual(bundle)
+  })
+
+  it('applies to an empty store in one go, and exports the same bytes there', async () => {
+    const text = await exportText(source)
+    const { status, body } = await apply(target, parse(text))
+    expect(status).toBe(200)
+    expect(body.dry_run).toBe(false)
+    expect(body.summary.create).toBeGreaterThan(10)
+    expect(body.summary.delete).toBe(0)
+    expect(await exportText(target)).toBe(text)
+    // Every step is in the admin audit, by the admin who applied the bundle.
+    const audit = await target.json('GET', '/api/v1/audit/admin?resource_type=policy&action=create')
+    const changes = audit.body.data.map((e: { changes: string }) => e.changes).join('\n')
+    expect(changes).toContain('"small orders"')
+    expect(changes).toContain('"tenant-isolation"')
+    expect(audit.body.data.every((e: { actor_id: string }) => e.actor_id === target.admin.id)).toBe(
+      true,
+    )
+  })
+
+  it('changes nothing when the same bundle is applied again', async () => {
+    const { body } = await apply(target, parse(await exportText(source)))
+    expect(body.steps).toEqual([])
+  })
+
+  it('plans a change with dry_run without making it, then makes it', async () => {
+    const before = await exportText(target)
+    const bundle = parse(before)
+    const small = bundle.policies.find((p: { name: string }) => p.name === 'small orders')
+    small.filter_expression = 'total < 20'
+    bundle.roles = bundle.roles.filter((r: { name: string }) => r.name !== 'staff')
+    for (const r of bundle.roles) r.parents = []
+    bundle.datasources[0].access.roles = []
+    const plan = await apply(target, bundle, true)
+    expect(plan.status).toBe(200)
+    expect(plan.body.dry_run).toBe(true)
+    expect(plan.body.steps).toContainEqual({
+      action: 'update',
+      kind: 'policy',
+      name: 'small orders',
+      fields: ['filter_expression'],
+    })
+    expect(plan.body.steps).toContainEqual({ action: 'delete', kind: 'role', name: 'staff' })
+    expect(await exportText(target)).toBe(before)
+    const applied = await apply(target, bundle)
+    expect(applied.body.steps).toEqual(plan.body.steps)
+    const after = parse(await exportText(target))
+    expect(after.roles.map((r: { name: string }) => r.name)).toEqual(['analysts'])
+    expect(
+      after.policies.find((p: { name: string }) => p.name === 'small orders').filter_expression,
+    ).toBe('total < 20')
+  })
+
+  it('applies all or nothing: a refused step leaves the store as it was', async () => {
+    const before = await exportText(target)
+    const bundle = parse(before)
+    bundle.roles.push({ name: 'auditors', members: [], parents: [] })
+    bundle.policies.push({
+      name: 'broken',
+      policy_type: 'row_filter',
+      targets: [{ schemas: ['public'], tables: ['orders'] }],
+      filter_expression: 'total <',
+    })
+    const { status, body } = await apply(target, bundle)
+    expect(status).toBe(422)
+    expect(body.error.details[0].field).toMatch(/^policies\[broken\]\./)
+    expect(await exportText(target)).toBe(before)
+  })
+
+  it('refuses a bundle of another format', async () => {
+    const { status, body } = await apply(target, { version: 'v0' })
+    expect(status).toBe(422)
+    expect(body.error.details[0].field).toBe('version')
+  })
+})
