@@ -228,4 +228,42 @@ describe.skipIf(!url)('POST /preview on a PostgreSQL datasource', () => {
       ['201', '7.25', '2026-01-07', 'g***@globex.example'],
     ])
   })
+
+  it('replays audited statements under a proposed filter on PostgreSQL', async () => {
+    const bob = (await pgCtx.store.users.findByUsername('bob')) as { id: string }
+    pgCtx.store.audit.queries.write({
+      user_id: bob.id,
+      username: 'bob',
+      data_source_id: datasourceId,
+      datasource_name: 'shop',
+      original_query: 'SELECT id, total FROM orders',
+      status: 'success',
+    })
+    await pgCtx.store.audit.queries.flush()
+    const isolation = (await pgCtx.store.policies.list({})).data.find(
+      (p) => p.name === 'tenant-isolation',
+    ) as { id: string; version: number }
+    const { status, body } = await pgCtx.json('POST', '/api/v1/simulations', {
+      body: {
+        datasource_id: datasourceId,
+        changes: {
+          update_policies: [
+            {
+              id: isolation.id,
+              version: isolation.version,
+              filter_expression: 'tenant = {user.tenant} AND total > 10',
+            },
+          ],
+        },
+      },
+    })
+    expect(status).toBe(200)
+    expect(body.queries[0]).toMatchObject({
+      change: 'changed',
+      rows_delta: -1,
+      before: { rows: 2 },
+      after: { rows: 1 },
+    })
+    expect((await pgCtx.store.policies.get(isolation.id)).version).toBe(isolation.version)
+  })
 })
