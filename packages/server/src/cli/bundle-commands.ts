@@ -9,11 +9,14 @@ const ADMIN_API = `Reaches a running server's admin API like \`palisade preview\
 PALISADE_ADMIN_TOKEN or PALISADE_ADMIN_USERNAME and PALISADE_ADMIN_PASSWORD).`
 
 export const EXPORT_HELP = `Usage: palisade export [--datasource NAME]... [--format yaml|json] [--output FILE]
+                       [--with-versions]
 
 Writes the access model (attribute definitions, users without passwords, roles with members
 and parents, decision functions with source, policies, and each datasource's settings without
 secrets, access and assignments) as a policy bundle: names instead of ids, sorted, so it diffs
-well in git. All datasources unless --datasource names some. ${ADMIN_API}`
+well in git. All datasources unless --datasource names some. --with-versions adds each policy's
+and decision function's version: apply then refuses to overwrite one changed since (a dry run
+lists the conflicts). ${ADMIN_API}`
 
 export const APPLY_HELP = `Usage: palisade apply FILE [--dry-run] [--json]
 
@@ -32,6 +35,7 @@ export async function exportCommand(
     options: {
       datasource: { type: 'string', multiple: true },
       format: { type: 'string' },
+      'with-versions': { type: 'boolean' },
       output: { type: 'string', short: 'o' },
       'admin-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -45,6 +49,7 @@ export async function exportCommand(
   if (format !== 'yaml' && format !== 'json') throw new Error('--format must be yaml or json')
   const admin = await connectAdmin(values['admin-url'], env)
   const query = new URLSearchParams({ format })
+  if (values['with-versions']) query.set('versions', 'true')
   for (const name of values.datasource ?? []) query.append('datasource', name)
   const text = await withTicker('exporting', env, async () => {
     const chunks: Buffer[] = []
@@ -94,15 +99,16 @@ export async function applyCommand(
   return 0
 }
 
-const MARKS = { create: '+', update: '~', delete: '-' } as const
+const MARKS = { create: '+', update: '~', delete: '-', conflict: '!' } as const
 
 /** A plan as a terminal reads it: a summary line, then one line per step. */
 export function renderPlan(plan: BundlePlan): string {
-  const { create, update, delete: remove } = plan.summary
+  const { create, update, delete: remove, conflict } = plan.summary
   if (plan.steps.length === 0) return 'nothing to change: the store already matches the bundle'
   const head = plan.dry_run ? 'plan (dry run, nothing changed)' : 'applied'
+  const conflicts = conflict > 0 ? `, ${conflict} version conflicts (apply would refuse)` : ''
   return [
-    `${head}: ${create} to create, ${update} to update, ${remove} to delete`,
+    `${head}: ${create} to create, ${update} to update, ${remove} to delete${conflicts}`,
     ...plan.steps.map((s) => {
       const fields = s.fields ? ` (${s.fields.join(', ')})` : ''
       return `  ${MARKS[s.action]} ${s.kind.replaceAll('_', ' ')} ${s.name}${fields}`

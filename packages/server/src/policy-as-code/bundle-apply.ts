@@ -12,7 +12,8 @@ import {
 
 /** One step of a plan. */
 export interface PlanStep {
-  action: 'create' | 'update' | 'delete'
+  /** `conflict`: the bundle was made from an older version of the object (dry run only). */
+  action: 'create' | 'update' | 'delete' | 'conflict'
   kind:
     | 'attribute_definition'
     | 'user'
@@ -32,7 +33,7 @@ export interface PlanStep {
 export interface BundlePlan {
   dry_run: boolean
   steps: PlanStep[]
-  summary: { create: number; update: number; delete: number }
+  summary: { create: number; update: number; delete: number; conflict: number }
 }
 
 /** JSON with object keys sorted, so two equal objects always print the same. */
@@ -111,6 +112,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
       is_enabled: f.is_enabled ?? true,
       decision_config: f.decision_config ?? {},
       source: f.source,
+      ...(typeof f.version === 'number' ? { version: f.version } : {}),
     })),
     policies: list(b.policies).map((p) => ({
       name: p.name,
@@ -121,6 +123,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
       mask_expression: p.mask_expression ?? null,
       decision_function: p.decision_function ?? null,
       is_enabled: p.is_enabled ?? true,
+      ...(typeof p.version === 'number' ? { version: p.version } : {}),
     })),
     datasources: list(b.datasources).map((d) => ({
       name: d.name,
@@ -164,6 +167,16 @@ export async function applyBundle(
   const steps = await store.transaction(
     async (scoped) => {
       const done: PlanStep[] = []
+      const conflicts = await versionConflicts(scoped, bundle)
+      if (conflicts.length > 0 && !options.dryRun) {
+        throw new ApiError(
+          409,
+          'version_conflict',
+          'the bundle was made from older versions of some objects; export again and reapply',
+          conflicts.map((c) => ({ field: c.field, code: 'version_conflict', message: c.message })),
+        )
+      }
+      for (const c of conflicts) done.push(c.step)
       await applySteps(scoped, bundle, actorId, done)
       return done
     },
@@ -173,8 +186,51 @@ export async function applyBundle(
   return {
     dry_run: options.dryRun,
     steps,
-    summary: { create: count('create'), update: count('update'), delete: count('delete') },
+    summary: {
+      create: count('create'),
+      update: count('update'),
+      delete: count('delete'),
+      conflict: count('conflict'),
+    },
   }
+}
+
+/** Policies and decision functions whose `version` in the bundle is not the store's. */
+async function versionConflicts(store: ScopedStore, bundle: PolicyBundle) {
+  const out: { field: string; message: string; step: PlanStep }[] = []
+  const check = (
+    list: 'policies' | 'decision_functions',
+    kind: PlanStep['kind'],
+    wanted: { name: string; version?: number | undefined },
+    have: { version: number } | undefined,
+  ) => {
+    if (wanted.version === undefined || have?.version === wanted.version) return
+    const now = have ? `version ${have.version}` : 'no such object any more'
+    out.push({
+      field: `${list}[${wanted.name}].version`,
+      message: `the bundle was made from version ${wanted.version}; the store has ${now}`,
+      step: { action: 'conflict', kind, name: wanted.name, fields: ['version'] },
+    })
+  }
+  const functions = await allPages((page) => store.decisionFunctions.list({ page, page_size: 100 }))
+  for (const f of bundle.decision_functions) {
+    check(
+      'decision_functions',
+      'decision_function',
+      f,
+      functions.find((x) => x.name === f.name),
+    )
+  }
+  const policies = await allPages((page) => store.policies.list({ page, page_size: 100 }))
+  for (const p of bundle.policies) {
+    check(
+      'policies',
+      'policy',
+      p,
+      policies.find((x) => x.name === p.name),
+    )
+  }
+  return out
 }
 
 async function applySteps(
@@ -294,7 +350,7 @@ async function applySteps(
   const functions = await allPages((page) => store.decisionFunctions.list({ page, page_size: 100 }))
   const functionIds = new Map(functions.map((f) => [f.name, f]))
   for (const f of bundle.decision_functions) {
-    const { source, ...rest } = f
+    const { source, version: _version, ...rest } = f
     const body = { ...rest, decision_fn: source }
     const have = functionIds.get(f.name)
     if (!have) {
@@ -306,7 +362,7 @@ async function applySteps(
       continue
     }
     const was = current.decision_functions.find((x) => x.name === f.name) ?? {}
-    const fields = changedFields(was, f, ['name'])
+    const fields = changedFields(was, f, ['name', 'version'])
     if (fields.length === 0) continue
     const update = pick(
       body,
@@ -324,7 +380,7 @@ async function applySteps(
   const policies = await allPages((page) => store.policies.list({ page, page_size: 100 }))
   const policyIds = new Map(policies.map((p) => [p.name, p]))
   for (const p of bundle.policies) {
-    const { decision_function, ...rest } = p
+    const { decision_function, version: _version, ...rest } = p
     let fnId: string | null = null
     if (decision_function !== null) {
       const fn = functionIds.get(decision_function)
@@ -347,7 +403,7 @@ async function applySteps(
       continue
     }
     const was = current.policies.find((x) => x.name === p.name) ?? {}
-    const fields = changedFields(was, p, ['name'])
+    const fields = changedFields(was, p, ['name', 'version'])
     if (fields.length === 0) continue
     const update = pick(
       body,

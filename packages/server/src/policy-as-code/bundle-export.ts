@@ -53,6 +53,8 @@ export interface BundleDecisionFunction {
   is_enabled: boolean
   decision_config: unknown
   source: string
+  /** With `export --with-versions`: apply refuses to overwrite a function changed since. */
+  version?: number
 }
 
 export interface BundlePolicy {
@@ -64,6 +66,8 @@ export interface BundlePolicy {
   mask_expression: string | null
   decision_function: string | null
   is_enabled: boolean
+  /** With `export --with-versions`: apply refuses to overwrite a policy changed since. */
+  version?: number
 }
 
 export interface BundleAssignment {
@@ -112,13 +116,15 @@ function compare(a: string, b: string): number {
 const SECRET_CONFIG = new Set(['password', 'password_set'])
 
 /**
- * Reads the access model into a bundle: every datasource, or those named in `datasources`.
+ * Reads the access model into a bundle: every datasource, or those named in `datasources`;
+ * with `versions`, the version of each policy and decision function too (for conflict checks).
  * Admin accounts are not part of it (they manage the model; they are not subject to it).
  */
 export async function exportBundle(
   store: BundleStore,
-  options: { datasources?: readonly string[] } = {},
+  options: { datasources?: readonly string[]; versions?: boolean } = {},
 ): Promise<PolicyBundle> {
+  const versioned = (version: number) => (options.versions ? { version } : {})
   const [attributes, users, roles, functions, policies, datasources] = await Promise.all([
     allPages((page) => store.attributes.list({ page, page_size: 200 })),
     allPages((page) => store.users.list({ page, page_size: 200 })),
@@ -215,6 +221,7 @@ export async function exportBundle(
         is_enabled: f.is_enabled,
         decision_config: f.decision_config ?? {},
         source: f.decision_fn,
+        ...versioned(f.version),
       }))
       .sort(byName),
     policies: policies
@@ -229,6 +236,7 @@ export async function exportBundle(
           ? (functionNames.get(p.decision_function_id) ?? null)
           : null,
         is_enabled: p.is_enabled,
+        ...versioned(p.version),
       }))
       .sort(byName),
     datasources: bundleDatasources.sort(byName),

@@ -161,6 +161,35 @@ describe('policy bundles', () => {
     expect(await exportText(target)).toBe(before)
   })
 
+  it('with versions, refuses to overwrite a policy changed since the export', async () => {
+    const stale = parse(await exportText(target, '?versions=true'))
+    const small = stale.policies.find((p: { name: string }) => p.name === 'small orders')
+    expect(typeof small.version).toBe('number')
+    const policy = (await target.store.policies.list({})).data.find(
+      (p) => p.name === 'small orders',
+    ) as { id: string; version: number }
+    await target.store.policies.update(
+      policy.id,
+      { version: policy.version, description: 'changed by hand' },
+      target.admin.id,
+    )
+    small.filter_expression = 'total < 5'
+    const plan = await apply(target, stale, true)
+    expect(plan.body.steps[0]).toEqual({
+      action: 'conflict',
+      kind: 'policy',
+      name: 'small orders',
+      fields: ['version'],
+    })
+    expect(plan.body.summary.conflict).toBe(1)
+    const refused = await apply(target, stale)
+    expect(refused.status).toBe(409)
+    expect(refused.body.error.code).toBe('version_conflict')
+    expect(refused.body.error.details[0].field).toBe('policies[small orders].version')
+    const fresh = parse(await exportText(target, '?versions=true'))
+    expect((await apply(target, fresh)).body.steps).toEqual([])
+  })
+
   it('refuses a bundle of another format', async () => {
     const { status, body } = await apply(target, { version: 'v0' })
     expect(status).toBe(422)

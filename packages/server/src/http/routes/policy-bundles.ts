@@ -18,7 +18,10 @@ export const policyBundleRoutes: RouteSpec[] = [
       const names = c.req.queries('datasource')
       let bundle: Awaited<ReturnType<typeof exportBundle>>
       try {
-        bundle = await exportBundle(deps.store, names ? { datasources: names } : {})
+        bundle = await exportBundle(deps.store, {
+          ...(names ? { datasources: names } : {}),
+          versions: query.versions === 'true',
+        })
       } catch (error) {
         if (error instanceof Error && /not found$/.test(error.message)) {
           throw new ApiError(404, 'not_found', error.message)

@@ -5,6 +5,7 @@ import { jsonObject, optionalBoolean } from './common.js'
 export const exportBundleQuery = v.object({
   datasource: v.optional(v.union([v.string(), v.array(v.string())])),
   format: v.optional(v.picklist(['json', 'yaml'], 'expected json or yaml')),
+  versions: v.optional(v.picklist(['true', 'false'], 'expected true or false')),
 })
 
 /** Body of `POST /policy-bundles`: the bundle (as exported) and whether only to plan. */
