@@ -121,6 +121,9 @@ interface Target {
   cpuMicros?: () => Promise<number>
 }
 
+/** `+12 µs` or `-5 µs`: time added to (or taken from) a transaction. */
+const signedMicros = (micros: number) => `${micros >= 0 ? '+' : '-'}${fmt(Math.abs(micros), 0)} µs`
+
 const median = (values: number[]) => {
   const sorted = values.filter(Number.isFinite).sort((a, b) => a - b)
   if (sorted.length === 0) return Number.NaN
@@ -253,7 +256,7 @@ export async function run(): Promise<void> {
         latency.push([
           label,
           `${fmt(1e6 / direct, 0)} µs`,
-          ...targets.slice(1).map((t) => `+${fmt(1e6 / tps(t.name) - 1e6 / direct, 0)} µs`),
+          ...targets.slice(1).map((t) => signedMicros(1e6 / tps(t.name) - 1e6 / direct)),
         ])
       }
     }

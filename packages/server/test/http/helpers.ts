@@ -42,9 +42,12 @@ export interface TestContext {
   close(): Promise<void>
 }
 
-/** Opens an in-memory store, seeds the admin and logs in through the API. */
-export async function setup(): Promise<TestContext> {
-  const store = await createStore({ secretKey: 'x'.repeat(32) })
+/**
+ * Opens a store (in-memory PGlite, or the PostgreSQL database of `databaseUrl`), seeds the admin
+ * and logs in through the API.
+ */
+export async function setup(options: { databaseUrl?: string } = {}): Promise<TestContext> {
+  const store = await createStore({ secretKey: 'x'.repeat(32), ...options })
   const admin = await store.users.create(
     { username: 'admin', password: PASSWORD, is_admin: true },
     SYSTEM_ACTOR,

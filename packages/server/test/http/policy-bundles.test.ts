@@ -1,3 +1,4 @@
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { seedDemo } from '../../src/cli/demo-shop.js'
@@ -194,5 +195,40 @@ describe('policy bundles', () => {
     const { status, body } = await apply(target, { version: 'v0' })
     expect(status).toBe(422)
     expect(body.error.details[0].field).toBe('version')
+  })
+})
+
+const url = process.env['PALISADE_TEST_PG_URL']
+
+describe.skipIf(!url)('policy bundles between two PostgreSQL stores', () => {
+  const names = [`palisade_bundle_a_${process.pid}`, `palisade_bundle_b_${process.pid}`]
+  let admin: pg.Client
+  let a: TestContext
+  let b: TestContext
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: url })
+    await admin.connect()
+    for (const name of names) await admin.query(`CREATE DATABASE ${name}`)
+    const at = (name: string) => (url ?? '').replace(/\/[^/]*$/, `/${name}`)
+    a = await setup({ databaseUrl: at(names[0] as string) })
+    b = await setup({ databaseUrl: at(names[1] as string) })
+    await richModel(a)
+  })
+  afterAll(async () => {
+    await a?.close()
+    await b?.close()
+    for (const name of names) await admin?.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin?.end()
+  })
+
+  it('round-trips byte for byte and applies only once', async () => {
+    const text = await exportText(a)
+    const first = await apply(b, parse(text))
+    expect(first.status).toBe(200)
+    expect(first.body.summary.create).toBeGreaterThan(10)
+    expect(await exportText(b)).toBe(text)
+    expect((await apply(b, parse(text))).body.steps).toEqual([])
+    expect((await b.json('GET', '/api/v1/audit/verify')).body.ok).toBe(true)
   })
 })
