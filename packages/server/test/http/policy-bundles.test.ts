@@ -191,6 +191,15 @@ describe('policy bundles', () => {
     expect((await apply(target, fresh)).body.steps).toEqual([])
   })
 
+  it('takes the bundle itself as the body, the dry run as a query parameter', async () => {
+    const bundle = parse(await exportText(target))
+    bundle.roles.push({ name: 'reviewers', members: ['bob'], parents: [] })
+    const plan = await target.json('POST', '/api/v1/policy-bundles?dry_run=true', { body: bundle })
+    expect(plan.status).toBe(200)
+    expect(plan.body).toMatchObject({ dry_run: true, summary: { create: 2 } })
+    expect((await target.store.roles.list({ search: 'reviewers' })).total).toBe(0)
+  })
+
   it('refuses a bundle of another format', async () => {
     const { status, body } = await apply(target, { version: 'v0' })
     expect(status).toBe(422)

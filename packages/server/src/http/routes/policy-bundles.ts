@@ -3,7 +3,7 @@ import { exportBundle } from '../../policy-as-code/bundle-export.js'
 import { bundleText } from '../../policy-as-code/bundle-text.js'
 import { ApiError } from '../api-error.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
-import { applyBundleBody, exportBundleQuery } from '../schemas/policy-bundles.js'
+import { applyBundleBody, applyBundleQuery, exportBundleQuery } from '../schemas/policy-bundles.js'
 
 /** Policy-as-code (docs/policy-as-code.md). */
 export const policyBundleRoutes: RouteSpec[] = [
@@ -40,11 +40,13 @@ export const policyBundleRoutes: RouteSpec[] = [
     summary: 'Apply a bundle in one transaction, or with dry_run only plan it',
     tag: 'policy-bundles',
     status: 200,
+    query: applyBundleQuery,
     body: applyBundleBody,
-    async handler({ c, deps, body, actorId }) {
-      return c.json(
-        await applyBundle(deps.store, body.bundle, actorId, { dryRun: body.dry_run ?? false }),
-      )
+    async handler({ c, deps, body, query, actorId }) {
+      const raw = body as Record<string, unknown>
+      const bundle = body.bundle ?? (raw['version'] !== undefined ? raw : undefined)
+      const dryRun = body.dry_run ?? query.dry_run === 'true'
+      return c.json(await applyBundle(deps.store, bundle, actorId, { dryRun }))
     },
   }),
 ]

@@ -8,8 +8,16 @@ export const exportBundleQuery = v.object({
   versions: v.optional(v.picklist(['true', 'false'], 'expected true or false')),
 })
 
-/** Body of `POST /policy-bundles`: the bundle (as exported) and whether only to plan. */
+/**
+ * Body of `POST /policy-bundles`: `{bundle, dry_run}`, or the bundle itself (as exported, with
+ * its `version`), the dry run then also as a query parameter.
+ */
 export const applyBundleBody = v.object({
-  bundle: jsonObject,
+  bundle: v.optional(jsonObject),
   dry_run: optionalBoolean,
+})
+
+/** Query of `POST /policy-bundles`. */
+export const applyBundleQuery = v.object({
+  dry_run: v.optional(v.picklist(['true', 'false'], 'expected true or false')),
 })
