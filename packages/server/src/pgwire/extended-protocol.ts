@@ -25,6 +25,16 @@ const SYNC = serialize.sync()
 const PARAMETER = /\$\d/
 /** Simple-protocol statements remembered to find the repeated ones. */
 const SEEN_ONCE_MAX = 256
+/** FNV-1a over UTF-16 code units, as a small integer (no allocation, unlike a digest). */
+function textHash(text: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+  }
+  // 30 bits: a small integer that V8 keeps unboxed in the Set.
+  return hash & 0x3fffffff
+}
+
 /** Shared by every Parse without parameter types (never modified). */
 const NO_TYPES: number[] = []
 
@@ -59,8 +69,13 @@ export class ExtendedProtocol {
   readonly #statements = new Map<string, Prepared>()
   readonly #portals = new Map<string, Portal>()
   readonly #upstream: UpstreamStatements
-  /** Rewritten SQL of recent simple-protocol SELECTs: the second time, one is prepared. */
-  readonly #seenOnce = new Set<string>()
+  /**
+   * Hashes of the rewritten SQL of recent simple-protocol SELECTs: the second time, one is
+   * prepared. Numbers, not the texts: statements with distinct literals come by the thousand,
+   * and keeping each text for hundreds of statements would move it to the old generation for
+   * the garbage collector's major cycles. A collision only prepares a statement early.
+   */
+  readonly #seenOnce = new Set<number>()
   #skipping = false
 
   constructor(ctx: ConnectionContext) {
@@ -237,11 +252,12 @@ export class ExtendedProtocol {
     onDone: (error: ScrubbedError | undefined) => void,
   ): boolean {
     if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
-    if (!this.#seenOnce.has(statement.sql)) {
-      this.#seenOnce.add(statement.sql)
+    const seen = textHash(statement.sql)
+    if (!this.#seenOnce.has(seen)) {
+      this.#seenOnce.add(seen)
       // Bounded: one-off statements (distinct literals) come and go.
       if (this.#seenOnce.size > SEEN_ONCE_MAX) {
-        this.#seenOnce.delete(this.#seenOnce.values().next().value as string)
+        this.#seenOnce.delete(this.#seenOnce.values().next().value as number)
       }
       return false
     }
