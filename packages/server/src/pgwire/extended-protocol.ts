@@ -75,7 +75,9 @@ export class ExtendedProtocol {
    * and keeping each text for hundreds of statements would move it to the old generation for
    * the garbage collector's major cycles. A collision only prepares a statement early.
    */
-  readonly #seenOnce = new Set<number>()
+  #seenOnce = new Set<number>()
+  /** The generation before `#seenOnce`: two generations bound the memory without deletes. */
+  #seenBefore = new Set<number>()
   #skipping = false
 
   constructor(ctx: ConnectionContext) {
@@ -253,12 +255,13 @@ export class ExtendedProtocol {
   ): boolean {
     if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
     const seen = textHash(statement.sql)
-    if (!this.#seenOnce.has(seen)) {
-      this.#seenOnce.add(seen)
-      // Bounded: one-off statements (distinct literals) come and go.
-      if (this.#seenOnce.size > SEEN_ONCE_MAX) {
-        this.#seenOnce.delete(this.#seenOnce.values().next().value as number)
+    if (!this.#seenOnce.has(seen) && !this.#seenBefore.has(seen)) {
+      // Bounded: one-off statements (distinct literals) come and go, a generation at a time.
+      if (this.#seenOnce.size >= SEEN_ONCE_MAX) {
+        this.#seenBefore = this.#seenOnce
+        this.#seenOnce = new Set()
       }
+      this.#seenOnce.add(seen)
       return false
     }
     const prepared: Prepared = {
