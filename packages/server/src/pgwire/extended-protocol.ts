@@ -23,8 +23,10 @@ const NEEDS_SESSION = new Set<number>([Frontend.Parse, Frontend.Bind, Frontend.D
 const SYNC = serialize.sync()
 /** A parameter reference: such SQL is never turned into a prepared statement. */
 const PARAMETER = /\$\d/
-/** Simple-protocol statements remembered to find the repeated ones. */
-const SEEN_ONCE_MAX = 256
+/** Simple-protocol statements remembered per generation to find the repeated ones. */
+const SEEN_MAX = 256
+/** The run of the same simple-protocol statement that prepares it upstream. */
+const PREPARE_AT_RUN = 3
 /** FNV-1a over UTF-16 code units, as a small integer (no allocation, unlike a digest). */
 function textHash(text: string): number {
   let hash = 0x811c9dc5
@@ -70,14 +72,14 @@ export class ExtendedProtocol {
   readonly #portals = new Map<string, Portal>()
   readonly #upstream: UpstreamStatements
   /**
-   * Hashes of the rewritten SQL of recent simple-protocol SELECTs: the second time, one is
-   * prepared. Numbers, not the texts: statements with distinct literals come by the thousand,
-   * and keeping each text for hundreds of statements would move it to the old generation for
-   * the garbage collector's major cycles. A collision only prepares a statement early.
+   * How often each recent simple-protocol SELECT ran, by a hash of its rewritten SQL: the third
+   * time, it is prepared. Numbers, not the texts: statements with distinct literals come by the
+   * thousand, and keeping each text for hundreds of statements would move it to the old
+   * generation for the garbage collector's major cycles. A collision only prepares early.
    */
-  #seenOnce = new Set<number>()
-  /** The generation before `#seenOnce`: two generations bound the memory without deletes. */
-  #seenBefore = new Set<number>()
+  #seen = new Map<number, number>()
+  /** The generation before `#seen`: two generations bound the memory without deletes. */
+  #seenBefore = new Map<number, number>()
   #skipping = false
 
   constructor(ctx: ConnectionContext) {
@@ -242,7 +244,7 @@ export class ExtendedProtocol {
   /**
    * Runs a simple-protocol SELECT as a prepared statement upstream (Parse once, then Bind,
    * Describe, Execute, Sync), so PostgreSQL does not parse and plan the larger rewritten SQL
-   * again each time. Only from the second time the connection sends the same statement (an ad-hoc
+   * again each time. Only from the third time the connection sends the same statement (an ad-hoc
    * query costs no upstream statement), and never for SQL with a `$n` (a simple query has no
    * parameters; PostgreSQL's own error is kept). The answer reads as the plain Query's: Parse and
    * Bind acknowledgements are not relayed, nor the ReadyForQuery. `onError` hears the first
@@ -254,16 +256,17 @@ export class ExtendedProtocol {
     onDone: (error: ScrubbedError | undefined) => void,
   ): boolean {
     if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
-    const seen = textHash(statement.sql)
-    if (!this.#seenOnce.has(seen) && !this.#seenBefore.has(seen)) {
-      // Bounded: one-off statements (distinct literals) come and go, a generation at a time.
-      if (this.#seenOnce.size >= SEEN_ONCE_MAX) {
-        this.#seenBefore = this.#seenOnce
-        this.#seenOnce = new Set()
-      }
-      this.#seenOnce.add(seen)
-      return false
+    const key = textHash(statement.sql)
+    const runs = (this.#seen.get(key) ?? this.#seenBefore.get(key) ?? 0) + 1
+    // Bounded: one-off statements (distinct literals) come and go, a generation at a time.
+    if (this.#seen.size >= SEEN_MAX && !this.#seen.has(key)) {
+      this.#seenBefore = this.#seen
+      this.#seen = new Map()
     }
+    this.#seen.set(key, runs)
+    // A statement that merely recurs by chance (a random key among a few hundred) would cost a
+    // Parse and later a Close for one or two runs: only the third run prepares.
+    if (runs < PREPARE_AT_RUN) return false
     const prepared: Prepared = {
       upstreamName: '',
       originalSql: statement.originalSql,
