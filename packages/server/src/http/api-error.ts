@@ -1,3 +1,4 @@
+import { isStoreError } from '@palisade/store'
 /** One field-level problem in an error body (admin-api 1.4). */
 export interface ApiErrorDetail {
   field: string
@@ -37,4 +38,18 @@ export function invalidParameter(field: string, message: string): ApiError {
   return new ApiError(400, 'invalid_parameter', `${field} ${message}`, [
     { field, code: 'invalid_type', message: `${field} ${message}` },
   ])
+}
+
+/**
+ * Runs one step of a request made of many (a bundle, a proposed change): a store error it
+ * raises comes back with its message and field paths under `where`, e.g. `policies[x].name`.
+ */
+export async function storeStepAt<T>(where: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    if (!isStoreError(error)) throw error
+    const details = (error.details ?? []).map((d) => ({ ...d, field: `${where}.${d.field}` }))
+    throw new ApiError(error.status, error.code, `${where}: ${error.message}`, details)
+  }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { isStoreError, type ScopedStore, type Store } from '@palisade/store'
-import { ApiError } from '../http/api-error.js'
+import type { ScopedStore, Store } from '@palisade/store'
+import { ApiError, storeStepAt } from '../http/api-error.js'
 import {
   allPages,
   assignmentKey,
@@ -56,17 +56,6 @@ function changedFields(have: object, want: object, skip: readonly string[] = [])
 
 const pick = (value: object, fields: readonly string[]) =>
   Object.fromEntries(fields.map((f) => [f, (value as Record<string, unknown>)[f]]))
-
-/** Store validation errors point into the bundle: `policies[tenant rows].filter_expression`. */
-async function step<T>(where: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run()
-  } catch (error) {
-    if (!isStoreError(error)) throw error
-    const details = (error.details ?? []).map((d) => ({ ...d, field: `${where}.${d.field}` }))
-    throw new ApiError(error.status, error.code, `${where}: ${error.message}`, details)
-  }
-}
 
 /** Fills what a hand-written bundle may leave out, so it compares with an export. */
 export function normalizeBundle(input: unknown): PolicyBundle {
@@ -252,13 +241,13 @@ async function applySteps(
       (x) => x.key === a.key && x.entity_type === a.entity_type,
     )
     if (!have) {
-      await step(`attribute_definitions[${name}]`, () => store.attributes.create(a, actorId))
+      await storeStepAt(`attribute_definitions[${name}]`, () => store.attributes.create(a, actorId))
       note({ action: 'create', kind: 'attribute_definition', name })
       continue
     }
     const fields = changedFields(have, a, ['key', 'entity_type'])
     if (fields.length === 0) continue
-    await step(`attribute_definitions[${name}]`, () =>
+    await storeStepAt(`attribute_definitions[${name}]`, () =>
       store.attributes.update(attrId(a) as string, pick(a, fields), actorId),
     )
     note({ action: 'update', kind: 'attribute_definition', name, fields })
@@ -269,14 +258,16 @@ async function applySteps(
     const existing = await store.users.findByUsername(u.username)
     if (!existing) {
       const password = `${randomBytes(24).toString('base64url')}aA1!`
-      await step(`users[${u.username}]`, () => store.users.create({ ...u, password }, actorId))
+      await storeStepAt(`users[${u.username}]`, () =>
+        store.users.create({ ...u, password }, actorId),
+      )
       note({ action: 'create', kind: 'user', name: u.username })
       continue
     }
     const have = current.users.find((x) => x.username === u.username) ?? {}
     const fields = changedFields(have, u, ['username'])
     if (fields.length === 0) continue
-    await step(`users[${u.username}]`, () =>
+    await storeStepAt(`users[${u.username}]`, () =>
       store.users.update(existing.id, pick(u, fields), actorId),
     )
     note({ action: 'update', kind: 'user', name: u.username, fields })
@@ -298,7 +289,7 @@ async function applySteps(
     const have = current.roles.find((x) => x.name === r.name)
     const fields = ['description', 'is_active']
     if (!have) {
-      const created = await step(`roles[${r.name}]`, () =>
+      const created = await storeStepAt(`roles[${r.name}]`, () =>
         store.roles.create({ name: r.name, ...pick(r, fields) }, actorId),
       )
       roleIds.set(r.name, created.id)
@@ -307,7 +298,7 @@ async function applySteps(
     }
     const changed = changedFields(pick(have, fields), pick(r, fields))
     if (changed.length === 0) continue
-    await step(`roles[${r.name}]`, () =>
+    await storeStepAt(`roles[${r.name}]`, () =>
       store.roles.update(roleIds.get(r.name) as string, pick(r, changed), actorId),
     )
     note({ action: 'update', kind: 'role', name: r.name, fields: changed })
@@ -322,26 +313,30 @@ async function applySteps(
     const id = roleId(r.name, `roles[${r.name}]`)
     for (const member of r.members.filter((m) => !have?.members.includes(m))) {
       const uid = await userId(member, `roles[${r.name}].members`)
-      await step(`roles[${r.name}].members`, () =>
+      await storeStepAt(`roles[${r.name}].members`, () =>
         store.roles.addMembers(id, { user_ids: [uid] }, actorId),
       )
       note({ action: 'create', kind: 'role_member', name: `${r.name} ← ${member}` })
     }
     for (const member of (have?.members ?? []).filter((m) => !r.members.includes(m))) {
       const uid = await userId(member, `roles[${r.name}].members`)
-      await step(`roles[${r.name}].members`, () => store.roles.removeMember(id, uid, actorId))
+      await storeStepAt(`roles[${r.name}].members`, () =>
+        store.roles.removeMember(id, uid, actorId),
+      )
       note({ action: 'delete', kind: 'role_member', name: `${r.name} ← ${member}` })
     }
     for (const parent of r.parents.filter((p) => !have?.parents.includes(p))) {
       const pid = roleId(parent, `roles[${r.name}].parents`)
-      await step(`roles[${r.name}].parents`, () =>
+      await storeStepAt(`roles[${r.name}].parents`, () =>
         store.roles.addParent(id, { parent_role_id: pid }, actorId),
       )
       note({ action: 'create', kind: 'role_parent', name: `${r.name} → ${parent}` })
     }
     for (const parent of (have?.parents ?? []).filter((p) => !r.parents.includes(p))) {
       const pid = roleId(parent, `roles[${r.name}].parents`)
-      await step(`roles[${r.name}].parents`, () => store.roles.removeParent(id, pid, actorId))
+      await storeStepAt(`roles[${r.name}].parents`, () =>
+        store.roles.removeParent(id, pid, actorId),
+      )
       note({ action: 'delete', kind: 'role_parent', name: `${r.name} → ${parent}` })
     }
   }
@@ -354,7 +349,7 @@ async function applySteps(
     const body = { ...rest, decision_fn: source }
     const have = functionIds.get(f.name)
     if (!have) {
-      const created = await step(`decision_functions[${f.name}]`, () =>
+      const created = await storeStepAt(`decision_functions[${f.name}]`, () =>
         store.decisionFunctions.create(body as never, actorId),
       )
       functionIds.set(f.name, created)
@@ -368,7 +363,7 @@ async function applySteps(
       body,
       fields.map((x) => (x === 'source' ? 'decision_fn' : x)),
     )
-    await step(`decision_functions[${f.name}]`, () =>
+    await storeStepAt(`decision_functions[${f.name}]`, () =>
       store.decisionFunctions.update(
         have.id,
         { ...update, version: have.version } as never,
@@ -395,7 +390,7 @@ async function applySteps(
     const body = { ...rest, decision_function_id: fnId }
     const have = policyIds.get(p.name)
     if (!have) {
-      const created = await step(`policies[${p.name}]`, () =>
+      const created = await storeStepAt(`policies[${p.name}]`, () =>
         store.policies.create(body as never, actorId),
       )
       policyIds.set(p.name, created)
@@ -409,7 +404,7 @@ async function applySteps(
       body,
       fields.map((x) => (x === 'decision_function' ? 'decision_function_id' : x)),
     )
-    await step(`policies[${p.name}]`, () =>
+    await storeStepAt(`policies[${p.name}]`, () =>
       store.policies.update(have.id, { ...update, version: have.version } as never, actorId),
     )
     note({ action: 'update', kind: 'policy', name: p.name, fields })
@@ -430,7 +425,7 @@ async function applySteps(
 
   // What the bundle no longer lists, dependents first.
   for (const p of current.policies.filter((x) => !bundle.policies.some((y) => y.name === x.name))) {
-    await step(`policies[${p.name}]`, () =>
+    await storeStepAt(`policies[${p.name}]`, () =>
       store.policies.delete((policyIds.get(p.name) as { id: string }).id, actorId),
     )
     note({ action: 'delete', kind: 'policy', name: p.name })
@@ -438,13 +433,15 @@ async function applySteps(
   for (const f of current.decision_functions.filter(
     (x) => !bundle.decision_functions.some((y) => y.name === x.name),
   )) {
-    await step(`decision_functions[${f.name}]`, () =>
+    await storeStepAt(`decision_functions[${f.name}]`, () =>
       store.decisionFunctions.delete((functionIds.get(f.name) as { id: string }).id, actorId),
     )
     note({ action: 'delete', kind: 'decision_function', name: f.name })
   }
   for (const r of current.roles.filter((x) => !bundle.roles.some((y) => y.name === x.name))) {
-    await step(`roles[${r.name}]`, () => store.roles.delete(roleIds.get(r.name) as string, actorId))
+    await storeStepAt(`roles[${r.name}]`, () =>
+      store.roles.delete(roleIds.get(r.name) as string, actorId),
+    )
     note({ action: 'delete', kind: 'role', name: r.name })
   }
   for (const a of current.attribute_definitions.filter(
@@ -452,7 +449,7 @@ async function applySteps(
       !bundle.attribute_definitions.some((y) => y.key === x.key && y.entity_type === x.entity_type),
   )) {
     const name = `${a.entity_type}:${a.key}`
-    await step(`attribute_definitions[${name}]`, () =>
+    await storeStepAt(`attribute_definitions[${name}]`, () =>
       store.attributes.delete(attrId(a) as string, { force: true }, actorId),
     )
     note({ action: 'delete', kind: 'attribute_definition', name })
@@ -486,7 +483,7 @@ async function applyDatasource(
   let ds = await store.datasources.findByName(d.name)
   const have = current.datasources.find((x) => x.name === d.name)
   if (!ds) {
-    ds = await step(where, () =>
+    ds = await storeStepAt(where, () =>
       store.datasources.create({ name: d.name, ...pick(d, settings) } as never, actorId),
     )
     note({ action: 'create', kind: 'datasource', name: d.name })
@@ -494,7 +491,9 @@ async function applyDatasource(
     const fields = changedFields(pick(have, settings), pick(d, settings))
     if (fields.length > 0) {
       const id = ds.id
-      await step(where, () => store.datasources.update(id, pick(d, fields) as never, actorId))
+      await storeStepAt(where, () =>
+        store.datasources.update(id, pick(d, fields) as never, actorId),
+      )
       note({ action: 'update', kind: 'datasource', name: d.name, fields })
     }
   }
@@ -506,12 +505,16 @@ async function applyDatasource(
     roles: summary.roles.map((r) => r.name).sort(),
   }
   if (access.all !== d.access.all) {
-    await step(`${where}.access`, () => store.access.setAll(id, { enabled: d.access.all }, actorId))
+    await storeStepAt(`${where}.access`, () =>
+      store.access.setAll(id, { enabled: d.access.all }, actorId),
+    )
     note({ action: 'update', kind: 'datasource_access', name: `${d.name}: all`, fields: ['all'] })
   }
   if (stable(access.users) !== stable(d.access.users)) {
     const ids = await Promise.all(d.access.users.map((u) => resolve.userId(u, `${where}.access`)))
-    await step(`${where}.access`, () => store.access.setUsers(id, { user_ids: ids }, actorId))
+    await storeStepAt(`${where}.access`, () =>
+      store.access.setUsers(id, { user_ids: ids }, actorId),
+    )
     note({
       action: 'update',
       kind: 'datasource_access',
@@ -521,7 +524,9 @@ async function applyDatasource(
   }
   if (stable(access.roles) !== stable(d.access.roles)) {
     const ids = d.access.roles.map((r) => resolve.roleId(r, `${where}.access`))
-    await step(`${where}.access`, () => store.access.setRoles(id, { role_ids: ids }, actorId))
+    await storeStepAt(`${where}.access`, () =>
+      store.access.setRoles(id, { role_ids: ids }, actorId),
+    )
     note({
       action: 'update',
       kind: 'datasource_access',
@@ -541,7 +546,7 @@ async function applyDatasource(
     })
   const present = new Set(existing.map(keyOf))
   for (const a of existing.filter((x) => !wanted.has(keyOf(x)))) {
-    await step(`${where}.assignments`, () => store.assignments.unassign(id, a.id, actorId))
+    await storeStepAt(`${where}.assignments`, () => store.assignments.unassign(id, a.id, actorId))
     note({ action: 'delete', kind: 'assignment', name: describeAssignment(d.name, keyOf(a)) })
   }
   for (const a of d.assignments.filter((x) => !present.has(assignmentKey(x)))) {
@@ -552,7 +557,7 @@ async function applyDatasource(
       role_id: a.role === null ? null : resolve.roleId(a.role, `${where}.assignments`),
       priority: a.priority,
     }
-    await step(`${where}.assignments`, () => store.assignments.assign(id, body, actorId))
+    await storeStepAt(`${where}.assignments`, () => store.assignments.assign(id, body, actorId))
     note({
       action: 'create',
       kind: 'assignment',

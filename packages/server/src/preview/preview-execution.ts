@@ -4,11 +4,47 @@ import {
   StatementKind,
   scrubUpstreamError,
 } from '@palisade/core'
-import type { UpstreamReader } from '../http/upstream-reader.js'
+import type { Store } from '@palisade/store'
+import { ApiError } from '../http/api-error.js'
+import { openUpstreamReader, type TextRows, type UpstreamReader } from '../http/upstream-reader.js'
 import type { PreviewStatement } from './preview-session.js'
 
 /** The cursor a preview reads through, so only `limit + 1` rows ever leave the upstream. */
 const CURSOR = 'palisade_preview'
+
+/**
+ * One read connection to a datasource's upstream for previews and simulations: its statement
+ * timeout (30 s when it has none); 503 `upstream_unavailable` when it cannot be reached.
+ */
+export async function openDatasourceReader(
+  store: Store,
+  datasourceId: string,
+): Promise<UpstreamReader> {
+  const connection = await store.datasources.getConnection(datasourceId)
+  return openUpstreamReader(connection, {
+    connectMs: 30_000,
+    statementMs: connection.statement_timeout_ms || 30_000,
+  }).catch((error: unknown) => {
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new ApiError(503, 'upstream_unavailable', `cannot reach the datasource: ${reason}`)
+  })
+}
+
+/**
+ * Runs a query through a cursor inside the caller's transaction and returns at most `limit`
+ * rows, and whether there were more: only `limit + 1` rows ever leave the upstream.
+ */
+export async function fetchThroughCursor(
+  reader: UpstreamReader,
+  sql: string,
+  limit: number,
+): Promise<TextRows & { truncated: boolean }> {
+  await reader.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${sql}`)
+  const fetched = await reader.textRows(`FETCH FORWARD ${limit + 1} FROM ${CURSOR}`)
+  await reader.query(`CLOSE ${CURSOR}`)
+  const truncated = fetched.rows.length > limit
+  return { ...fetched, rows: truncated ? fetched.rows.slice(0, limit) : fetched.rows, truncated }
+}
 
 /** The fields of a driver error (node-postgres and PGlite both carry them). */
 export function upstreamFields(error: unknown) {
@@ -44,12 +80,8 @@ export async function runReadOnly(
       }
       await reader.query('SAVEPOINT palisade_preview_statement')
       try {
-        await reader.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${statement.sql}`)
-        const fetched = await reader.textRows(`FETCH FORWARD ${limit + 1} FROM ${CURSOR}`)
-        await reader.query(`CLOSE ${CURSOR}`)
-        const truncated = fetched.rows.length > limit
-        const rows = truncated ? fetched.rows.slice(0, limit) : fetched.rows
-        target.result = { ...fetched, rows, row_count: rows.length, truncated }
+        const fetched = await fetchThroughCursor(reader, statement.sql, limit)
+        target.result = { ...fetched, row_count: fetched.rows.length }
         await reader.query('RELEASE SAVEPOINT palisade_preview_statement')
       } catch (error) {
         const scrubbed = scrubUpstreamError(upstreamFields(error), {

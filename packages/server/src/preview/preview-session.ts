@@ -11,8 +11,8 @@ import {
 } from '@palisade/core'
 import { isStoreError, type Store } from '@palisade/store'
 import { ApiError } from '../http/api-error.js'
-import { openUpstreamReader, type TextRows } from '../http/upstream-reader.js'
-import { runReadOnly } from './preview-execution.js'
+import type { TextRows } from '../http/upstream-reader.js'
+import { openDatasourceReader, runReadOnly } from './preview-execution.js'
 
 /** What `POST /preview` is asked (admin-api 19). */
 export interface PreviewRequest {
@@ -187,14 +187,7 @@ export async function previewSession(
     not_executed: null,
   }))
   if (request.execute && statements.length > 0) {
-    const connection = await store.datasources.getConnection(ds.id)
-    const reader = await openUpstreamReader(connection, {
-      connectMs: 30_000,
-      statementMs: connection.statement_timeout_ms || 30_000,
-    }).catch((error: unknown) => {
-      const reason = error instanceof Error ? error.message : String(error)
-      throw new ApiError(503, 'upstream_unavailable', `cannot reach the datasource: ${reason}`)
-    })
+    const reader = await openDatasourceReader(store, ds.id)
     try {
       await runReadOnly(reader, session, statements, result.statements, request.limit)
     } finally {

@@ -10,11 +10,12 @@ import {
   type SessionInput,
   StatementKind,
   scrubUpstreamError,
+  type VisibleSchema,
 } from '@palisade/core'
 import { isStoreError, type ScopedStore, type Store } from '@palisade/store'
-import { ApiError } from '../http/api-error.js'
-import { openUpstreamReader, type UpstreamReader } from '../http/upstream-reader.js'
-import { upstreamFields } from './preview-execution.js'
+import { ApiError, storeStepAt } from '../http/api-error.js'
+import type { UpstreamReader } from '../http/upstream-reader.js'
+import { fetchThroughCursor, openDatasourceReader, upstreamFields } from './preview-execution.js'
 
 /** A proposed change: policies and assignments as the admin API takes them, not yet saved. */
 export interface ProposedChange {
@@ -84,17 +85,6 @@ export interface SimulationResult {
   queries: SimulatedQuery[]
 }
 
-/** Store validation errors point into the request: `changes.create_policies[1].name`. */
-async function within<T>(path: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run()
-  } catch (error) {
-    if (!isStoreError(error)) throw error
-    const details = (error.details ?? []).map((d) => ({ ...d, field: `${path}.${d.field}` }))
-    throw new ApiError(error.status, error.code, `${path}: ${error.message}`, details)
-  }
-}
-
 /** Applies the proposal inside the rolled-back transaction. */
 async function applyProposal(
   scoped: ScopedStore,
@@ -105,22 +95,22 @@ async function applyProposal(
   const refs = new Map<string, string>()
   for (const [i, body] of (changes.create_policies ?? []).entries()) {
     const { ref, ...input } = body
-    const created = await within(`changes.create_policies[${i}]`, () =>
+    const created = await storeStepAt(`changes.create_policies[${i}]`, () =>
       scoped.policies.create(input as never, actorId),
     )
     if (ref !== undefined) refs.set(ref, created.id)
   }
   for (const [i, body] of (changes.update_policies ?? []).entries()) {
     const { id, ...input } = body
-    await within(`changes.update_policies[${i}]`, () =>
+    await storeStepAt(`changes.update_policies[${i}]`, () =>
       scoped.policies.update(id, input as never, actorId),
     )
   }
   for (const [i, id] of (changes.delete_policies ?? []).entries()) {
-    await within(`changes.delete_policies[${i}]`, () => scoped.policies.delete(id, actorId))
+    await storeStepAt(`changes.delete_policies[${i}]`, () => scoped.policies.delete(id, actorId))
   }
   for (const [i, id] of (changes.unassign ?? []).entries()) {
-    await within(`changes.unassign[${i}]`, () =>
+    await storeStepAt(`changes.unassign[${i}]`, () =>
       scoped.assignments.unassign(datasourceId, id, actorId),
     )
   }
@@ -139,7 +129,7 @@ async function applyProposal(
       }
       input['policy_id'] = id
     }
-    await within(`changes.assign[${i}]`, () =>
+    await storeStepAt(`changes.assign[${i}]`, () =>
       scoped.assignments.assign(datasourceId, input as never, actorId),
     )
   }
@@ -199,12 +189,18 @@ async function inputsFor(
   return out
 }
 
+/** A user's session on one side, with its visible catalog described once for all its queries. */
+interface SimulatedSession {
+  session: CompiledSession
+  catalog: VisibleSchema[]
+}
+
 /** What the statement's tables look like to a session: hidden and masked `table.column`s. */
-function columnView(session: CompiledSession, statement: RewrittenStatement | undefined) {
+function columnView(catalog: readonly VisibleSchema[], statement: RewrittenStatement | undefined) {
   const hidden: string[] = []
   const masked: string[] = []
   const read = new Set((statement?.facts?.tables ?? []).map((t) => `${t.schema}.${t.table}`))
-  for (const schema of describeCatalog(session)) {
+  for (const schema of catalog) {
     for (const table of schema.tables) {
       if (!read.has(`${schema.upstream}.${table.name}`)) continue
       for (const c of table.columns) if (c.masked) masked.push(`${table.name}.${c.name}`)
@@ -218,7 +214,7 @@ const REFUSED_TO_CONNECT = { sqlstate: '3D000', message: 'the user cannot connec
 
 /** One side of one query: rewrite under the session and, with `reader`, count its rows. */
 async function outcome(
-  session: CompiledSession | null,
+  side: SimulatedSession | null,
   sql: string,
   reader: UpstreamReader | undefined,
   maxRows: number,
@@ -235,7 +231,8 @@ async function outcome(
     hidden_columns: [],
     masked_columns: [],
   }
-  if (!session) return { ...base, error: REFUSED_TO_CONNECT }
+  if (!side) return { ...base, error: REFUSED_TO_CONNECT }
+  const { session } = side
   let statement: RewrittenStatement | undefined
   try {
     const statements = rewrite(sql, session).statements
@@ -245,7 +242,7 @@ async function outcome(
     if (!isPalisadeError(error)) throw error
     return { ...base, error: { sqlstate: error.code, message: error.message } }
   }
-  const view = columnView(session, statement)
+  const view = columnView(side.catalog, statement)
   const out: SimulatedOutcome = {
     ...base,
     allowed: true,
@@ -257,12 +254,10 @@ async function outcome(
   if (!reader || !statement || statement.kind !== StatementKind.Select) return out
   await reader.query('BEGIN READ ONLY')
   try {
-    await reader.query(`DECLARE palisade_simulation NO SCROLL CURSOR FOR ${statement.sql}`)
-    const fetched = await reader.textRows(`FETCH FORWARD ${maxRows + 1} FROM palisade_simulation`)
-    const rows = fetched.rows.slice(0, maxRows)
-    out.rows = rows.length
-    out.rows_capped = fetched.rows.length > maxRows
-    out.rows_digest = digestOf(rows)
+    const fetched = await fetchThroughCursor(reader, statement.sql, maxRows)
+    out.rows = fetched.rows.length
+    out.rows_capped = fetched.truncated
+    out.rows_digest = digestOf(fetched.rows)
     out.columns = fetched.columns.map((c) => c.name)
   } catch (error) {
     const scrubbed = scrubUpstreamError(upstreamFields(error), { session, originalSql: sql })
@@ -336,18 +331,16 @@ export async function simulate(
     { rollback: true },
   )
   await loadCore()
-  const compiled = async (input: SessionInput | null | undefined) =>
-    input ? compileSession(input) : null
+  const compiled = async (
+    input: SessionInput | null | undefined,
+  ): Promise<SimulatedSession | null> => {
+    if (!input) return null
+    const session = await compileSession(input)
+    return { session, catalog: describeCatalog(session) }
+  }
   let reader: UpstreamReader | undefined
   if (request.execute && queries.length > 0) {
-    const connection = await store.datasources.getConnection(ds.id)
-    reader = await openUpstreamReader(connection, {
-      connectMs: 30_000,
-      statementMs: connection.statement_timeout_ms || 30_000,
-    }).catch((error: unknown) => {
-      const reason = error instanceof Error ? error.message : String(error)
-      throw new ApiError(503, 'upstream_unavailable', `cannot reach the datasource: ${reason}`)
-    })
+    reader = await openDatasourceReader(store, ds.id)
   }
   const results: SimulatedQuery[] = []
   try {

@@ -122,7 +122,8 @@ describe('palisade demo', () => {
     expect(text).not.toContain('Bearer')
   })
 
-  it('previews a query as alice from the CLI, signed in with the admin credentials', async () => {
+  /** Runs a CLI client command against the demo's admin API as its admin; what it printed. */
+  async function adminCli(args: string[]): Promise<{ code: number; text: string; last: string }> {
     const printed: string[] = []
     const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
       printed.push(String(line))
@@ -132,66 +133,58 @@ describe('palisade demo', () => {
       PALISADE_ADMIN_PASSWORD: demo.admin.password,
     }
     try {
-      const args = ['--as', 'alice', '--datasource', 'shop', '--admin-url', demo.server.admin.url]
-      const code = await main(
-        ['preview', ...args, '--execute', 'SELECT id, email FROM customers ORDER BY id'],
-        env,
-      )
-      expect(code).toBe(0)
-      const text = printed.join('\n')
-      expect(text).toContain('alice on shop: allowed')
-      expect(text).toContain('-- policies: ')
-      expect(text).toContain('a***@acme.example')
-      expect(text).not.toContain('globex')
-      expect(text).toContain('(2 rows)')
-      printed.length = 0
-      expect(await main(['preview', ...args, 'SELECT ssn FROM customers'], env)).toBe(3)
-      expect(printed.join('\n')).toContain(
-        'ERROR:  permission denied for column(s): ssn  (SQLSTATE 42501)',
-      )
+      const code = await main([...args, '--admin-url', demo.server.admin.url], env)
+      return { code, text: printed.join('\n'), last: printed.at(-1) ?? '' }
     } finally {
       spy.mockRestore()
     }
+  }
+
+  /** Runs `fn` with a fresh temporary directory, removed afterwards. */
+  async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+    const dir = await mkdtemp(join(tmpdir(), 'palisade-cli-'))
+    try {
+      await fn(dir)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+
+  it('previews a query as alice from the CLI, signed in with the admin credentials', async () => {
+    const args = ['preview', '--as', 'alice', '--datasource', 'shop']
+    const allowed = await adminCli([
+      ...args,
+      '--execute',
+      'SELECT id, email FROM customers ORDER BY id',
+    ])
+    expect(allowed.code).toBe(0)
+    expect(allowed.text).toContain('alice on shop: allowed')
+    expect(allowed.text).toContain('-- policies: ')
+    expect(allowed.text).toContain('a***@acme.example')
+    expect(allowed.text).not.toContain('globex')
+    expect(allowed.text).toContain('(2 rows)')
+    const refused = await adminCli([...args, 'SELECT ssn FROM customers'])
+    expect(refused.code).toBe(3)
+    expect(refused.text).toContain('ERROR:  permission denied for column(s): ssn  (SQLSTATE 42501)')
   })
 
   it('verifies the audit chains and exports the query audit from the CLI', async () => {
-    const printed: string[] = []
-    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
-      printed.push(String(line))
-    })
-    const env = {
-      PALISADE_ADMIN_USERNAME: demo.admin.username,
-      PALISADE_ADMIN_PASSWORD: demo.admin.password,
-    }
-    const dir = await mkdtemp(join(tmpdir(), 'palisade-audit-export-'))
-    try {
-      const url = ['--admin-url', demo.server.admin.url]
-      expect(await main(['audit', 'verify', ...url], env)).toBe(0)
-      expect(printed.join('\n')).toMatch(/query audit: \d+ entries in 1 chain/)
-      expect(printed.join('\n')).toContain('OK: every chain holds')
+    const verified = await adminCli(['audit', 'verify'])
+    expect(verified.code).toBe(0)
+    expect(verified.text).toMatch(/query audit: \d+ entries in 1 chain/)
+    expect(verified.text).toContain('OK: every chain holds')
+    await inTempDir(async (dir) => {
       const file = join(dir, 'queries.csv')
       const args = ['audit', 'export', 'queries', '--format', 'csv', '--output', file]
-      expect(await main([...args, ...url], env)).toBe(0)
+      expect((await adminCli(args)).code).toBe(0)
       const csv = await readFile(file, 'utf8')
       expect(csv.split('\r\n')[0]).toContain('original_query')
       expect(csv).toContain('SELECT * FROM customers ORDER BY id')
-    } finally {
-      spy.mockRestore()
-      await rm(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it('simulates a proposed column deny over the audited queries from the CLI', async () => {
-    const printed: string[] = []
-    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
-      printed.push(String(line))
-    })
-    const env = {
-      PALISADE_ADMIN_USERNAME: demo.admin.username,
-      PALISADE_ADMIN_PASSWORD: demo.admin.password,
-    }
-    const dir = await mkdtemp(join(tmpdir(), 'palisade-simulate-'))
-    try {
+    await inTempDir(async (dir) => {
       const changes = join(dir, 'changes.json')
       await writeFile(
         changes,
@@ -207,48 +200,39 @@ describe('palisade demo', () => {
           assign: [{ policy_ref: 'deny', scope: 'all' }],
         }),
       )
-      const args = ['simulate', '--datasource', 'shop', '--changes', changes]
-      expect(await main([...args, '--admin-url', demo.server.admin.url], env)).toBe(0)
-      const text = printed.join('\n')
+      const { code, text } = await adminCli([
+        'simulate',
+        '--datasource',
+        'shop',
+        '--changes',
+        changes,
+      ])
+      expect(code).toBe(0)
       expect(text).toMatch(/^shop: \d+ statements of \d+ users replayed/)
       expect(text).toContain('SELECT * FROM customers ORDER BY id')
       expect(text).toContain('columns removed: customers.email, email')
-    } finally {
-      spy.mockRestore()
-      await rm(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it('exports the policy bundle and plans a change to it from the CLI', async () => {
-    const printed: string[] = []
-    const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
-      printed.push(String(line))
-    })
-    const env = {
-      PALISADE_ADMIN_USERNAME: demo.admin.username,
-      PALISADE_ADMIN_PASSWORD: demo.admin.password,
-    }
-    const dir = await mkdtemp(join(tmpdir(), 'palisade-bundle-'))
-    try {
-      const url = ['--admin-url', demo.server.admin.url]
+    await inTempDir(async (dir) => {
       const file = join(dir, 'shop.yaml')
-      expect(await main(['export', '--datasource', 'shop', '--output', file, ...url], env)).toBe(0)
+      expect((await adminCli(['export', '--datasource', 'shop', '--output', file])).code).toBe(0)
       const text = await readFile(file, 'utf8')
       expect(text).toContain('version: palisade.policy-bundle/v1')
       expect(text).toContain('filter_expression: tenant = {user.tenant}')
-      expect(await main(['apply', file, '--dry-run', ...url], env)).toBe(0)
-      expect(printed.at(-1)).toBe('nothing to change: the store already matches the bundle')
+      const same = await adminCli(['apply', file, '--dry-run'])
+      expect(same.code).toBe(0)
+      expect(same.last).toBe('nothing to change: the store already matches the bundle')
       await writeFile(file, text.replace('tenant = {user.tenant}', "tenant = 'acme'"))
-      expect(await main(['apply', file, '--dry-run', ...url], env)).toBe(0)
-      expect(printed.at(-1)).toBe(
+      const changed = await adminCli(['apply', file, '--dry-run'])
+      expect(changed.code).toBe(0)
+      expect(changed.last).toBe(
         [
           'plan (dry run, nothing changed): 0 to create, 1 to update, 0 to delete',
           '  ~ policy tenant-isolation (filter_expression)',
         ].join('\n'),
       )
-    } finally {
-      spy.mockRestore()
-      await rm(dir, { recursive: true, force: true })
-    }
+    })
   })
 })
