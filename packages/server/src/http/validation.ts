@@ -67,3 +67,13 @@ export function validateParameters<S extends v.GenericSchema>(
   const message = first ? first.message : 'a parameter is invalid'
   throw new ApiError(400, 'invalid_parameter', message, details)
 }
+
+/** Exactly one of two fields; neither or both is a 422 naming them. */
+export function requireOneOf(body: Record<string, unknown>, a: string, b: string): void {
+  const given = [a, b].filter((f) => body[f] !== undefined && body[f] !== null)
+  if (given.length === 1) return
+  const message = given.length === 0 ? `give ${a} or ${b}` : `give ${a} or ${b}, not both`
+  throw new ApiError(422, 'validation_failed', 'request body is invalid', [
+    { field: given[1] ?? a, code: given.length === 0 ? 'required' : 'not_allowed', message },
+  ])
+}

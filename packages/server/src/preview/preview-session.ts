@@ -103,7 +103,11 @@ async function resolveUser(store: Store, request: PreviewRequest) {
   return user
 }
 
-async function resolveDatasource(store: Store, request: PreviewRequest) {
+/** A datasource by id, else by name; 404 when there is none. */
+export async function resolveDatasource(
+  store: Store,
+  request: Pick<PreviewRequest, 'datasourceId' | 'datasourceName'>,
+) {
   if (request.datasourceId !== undefined) return store.datasources.get(request.datasourceId)
   const ds = await store.datasources.findByName(request.datasourceName ?? '')
   if (!ds) throw new ApiError(404, 'not_found', 'datasource not found')
