@@ -4,6 +4,8 @@
  * Entries are read from the store page by page as the client reads, so an export of millions
  * of rows holds one page in memory.
  */
+import type { Context } from 'hono'
+
 export type ExportFormat = 'ndjson' | 'csv'
 
 /** One CSV field: quoted when it holds a comma, a quote or a line break. */
@@ -56,4 +58,19 @@ export async function exportBody<T extends object>(
   const contentType =
     format === 'ndjson' ? 'application/x-ndjson; charset=utf-8' : 'text/csv; charset=utf-8'
   return { body, contentType }
+}
+
+/** The response of an export route: the stream, its type and the file name it suggests. */
+export async function exportResponse<T extends object>(
+  c: Context,
+  entries: AsyncGenerator<T>,
+  format: ExportFormat | undefined,
+  log: 'query' | 'admin',
+): Promise<Response> {
+  const chosen = format ?? 'ndjson'
+  const { body, contentType } = await exportBody(entries, chosen)
+  return c.body(body, 200, {
+    'Content-Type': contentType,
+    'Content-Disposition': `attachment; filename="palisade-${log}-audit.${chosen}"`,
+  })
 }

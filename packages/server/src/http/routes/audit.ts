@@ -1,4 +1,4 @@
-import { exportBody } from '../audit-export.js'
+import { exportResponse } from '../audit-export.js'
 import { oneSpelling, toPageInput } from '../pagination.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import {
@@ -24,9 +24,25 @@ function timeRange(query: Record<string, string | undefined>) {
   return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }
 }
 
-/** The file name an export suggests: `palisade-<log>-audit.<ndjson|csv>`. */
-function attachment(log: string, format: string): string {
-  return `attachment; filename="palisade-${log}-audit.${format}"`
+/** The query audit's filters (admin-api 16.1), for its list and its export. */
+function queryFilters(query: Record<string, string | undefined>) {
+  return {
+    ...timeRange(query),
+    user_id: query['user_id'],
+    datasource_id: query['datasource_id'],
+    status: query['status'],
+  }
+}
+
+/** The admin audit's filters (admin-api 16.2), for its list and its export. */
+function adminFilters(query: Record<string, string | undefined>) {
+  return {
+    ...timeRange(query),
+    resource_type: query['resource_type'],
+    resource_id: query['resource_id'],
+    actor_id: query['actor_id'],
+    action: query['action'],
+  }
 }
 
 /**
@@ -43,12 +59,7 @@ export const auditRoutes: RouteSpec[] = [
     query: queryAuditQuery,
     async handler({ c, deps, query }) {
       return c.json(
-        await deps.store.audit.queries.list({
-          ...timeAndPage(query),
-          user_id: query.user_id,
-          datasource_id: query.datasource_id,
-          status: query.status,
-        }),
+        await deps.store.audit.queries.list({ ...queryFilters(query), ...timeAndPage(query) }),
       )
     },
   }),
@@ -61,13 +72,7 @@ export const auditRoutes: RouteSpec[] = [
     query: adminAuditQuery,
     async handler({ c, deps, query }) {
       return c.json(
-        await deps.store.audit.admin.list({
-          ...timeAndPage(query),
-          resource_type: query.resource_type,
-          resource_id: query.resource_id,
-          actor_id: query.actor_id,
-          action: query.action,
-        }),
+        await deps.store.audit.admin.list({ ...adminFilters(query), ...timeAndPage(query) }),
       )
     },
   }),
@@ -78,20 +83,13 @@ export const auditRoutes: RouteSpec[] = [
     tag: TAG,
     status: 200,
     query: queryAuditExportQuery,
-    async handler({ c, deps, query }) {
-      const format = query.format ?? 'ndjson'
-      const entries = deps.store.audit.queries.export({
-        ...timeRange(query),
-        user_id: query.user_id,
-        datasource_id: query.datasource_id,
-        status: query.status,
-      })
-      const { body, contentType } = await exportBody(entries, format)
-      return c.body(body, 200, {
-        'Content-Type': contentType,
-        'Content-Disposition': attachment('query', format),
-      })
-    },
+    handler: ({ c, deps, query }) =>
+      exportResponse(
+        c,
+        deps.store.audit.queries.export(queryFilters(query)),
+        query.format,
+        'query',
+      ),
   }),
   defineRoute({
     method: 'GET',
@@ -100,21 +98,8 @@ export const auditRoutes: RouteSpec[] = [
     tag: TAG,
     status: 200,
     query: adminAuditExportQuery,
-    async handler({ c, deps, query }) {
-      const format = query.format ?? 'ndjson'
-      const entries = deps.store.audit.admin.export({
-        ...timeRange(query),
-        resource_type: query.resource_type,
-        resource_id: query.resource_id,
-        actor_id: query.actor_id,
-        action: query.action,
-      })
-      const { body, contentType } = await exportBody(entries, format)
-      return c.body(body, 200, {
-        'Content-Type': contentType,
-        'Content-Disposition': attachment('admin', format),
-      })
-    },
+    handler: ({ c, deps, query }) =>
+      exportResponse(c, deps.store.audit.admin.export(adminFilters(query)), query.format, 'admin'),
   }),
   defineRoute({
     method: 'GET',
