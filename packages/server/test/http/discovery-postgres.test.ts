@@ -1,6 +1,6 @@
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { setup, type TestContext, unique } from './helpers.js'
+import { type ScratchPostgres, scratchPostgres } from './scratch-postgres.js'
 import { runJob, UPSTREAM_SQL } from './upstream-fixtures.js'
 
 const url = process.env['PALISADE_TEST_PG_URL']
@@ -8,33 +8,17 @@ const url = process.env['PALISADE_TEST_PG_URL']
 describe.skipIf(!url)('discovery and fk-suggestions on a PostgreSQL upstream', () => {
   const database = `palisade_discovery_${process.pid}_${Date.now()}`
   let ctx: TestContext
-  let admin: pg.Client
+  let scratch: ScratchPostgres | undefined
   let datasourceId: string
 
   beforeAll(async () => {
-    const base = new URL(url ?? '')
-    admin = new pg.Client({ connectionString: base.toString() })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${database}`)
-    const scratch = new pg.Client({
-      connectionString: base.toString().replace(/\/[^/]*$/, `/${database}`),
-    })
-    await scratch.connect()
-    await scratch.query(UPSTREAM_SQL)
-    await scratch.end()
+    scratch = await scratchPostgres(url ?? '', database, UPSTREAM_SQL)
     ctx = await setup()
     const ds = await ctx.store.datasources.create(
       {
         name: unique('pg'),
         ds_type: 'postgres',
-        config: {
-          host: base.hostname,
-          port: Number(base.port || 5432),
-          database,
-          username: decodeURIComponent(base.username || 'postgres'),
-          password: base.password ? decodeURIComponent(base.password) : null,
-          sslmode: 'disable',
-        },
+        config: scratch.config,
       },
       ctx.admin.id,
     )
@@ -43,8 +27,7 @@ describe.skipIf(!url)('discovery and fk-suggestions on a PostgreSQL upstream', (
 
   afterAll(async () => {
     await ctx?.close()
-    await admin?.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin?.end()
+    await scratch?.drop()
   })
 
   it('discovers schemas and columns, saves a selection and suggests foreign keys', async () => {

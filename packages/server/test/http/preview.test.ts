@@ -1,7 +1,7 @@
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEMO_SHOP_SQL, seedDemo } from '../../src/cli/demo-shop.js'
 import { MISSING_ID, PASSWORD, setup, type TestContext } from './helpers.js'
+import { type ScratchPostgres, scratchPostgres } from './scratch-postgres.js'
 
 let ctx: TestContext
 let shopId: string
@@ -179,37 +179,20 @@ const url = process.env['PALISADE_TEST_PG_URL']
 describe.skipIf(!url)('POST /preview on a PostgreSQL datasource', () => {
   const database = `palisade_preview_${process.pid}_${Date.now()}`
   let pgCtx: TestContext
-  let admin: pg.Client
+  let scratch: ScratchPostgres | undefined
   let datasourceId: string
 
   beforeAll(async () => {
-    const base = new URL(url ?? '')
-    admin = new pg.Client({ connectionString: base.toString() })
-    await admin.connect()
-    await admin.query(`CREATE DATABASE ${database}`)
-    const scratch = new pg.Client({
-      connectionString: base.toString().replace(/\/[^/]*$/, `/${database}`),
-    })
-    await scratch.connect()
-    await scratch.query(DEMO_SHOP_SQL)
-    await scratch.end()
+    scratch = await scratchPostgres(url ?? '', database, DEMO_SHOP_SQL)
     pgCtx = await setup()
-    const config = {
-      host: base.hostname,
-      port: Number(base.port || 5432),
-      database,
-      username: decodeURIComponent(base.username || 'postgres'),
-      password: base.password ? decodeURIComponent(base.password) : null,
-      sslmode: 'disable',
-    }
+    const config = scratch.config
     datasourceId = (
       await seedDemo(pgCtx.store, pgCtx.admin.id, PASSWORD, { ds_type: 'postgres', config })
     ).datasourceId
   })
   afterAll(async () => {
     await pgCtx?.close()
-    await admin?.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-    await admin?.end()
+    await scratch?.drop()
   })
 
   it("returns bob's rows as PostgreSQL's text output, read-only", async () => {
