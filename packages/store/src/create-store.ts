@@ -26,6 +26,11 @@ import { LoginAudit } from './login-audit.js'
 import { runMutation, runTransaction } from './mutation.js'
 import { PoliciesService } from './policies-service.js'
 import {
+  type QueryAuditTimeline,
+  type QueryAuditTimelineFilter,
+  queryAuditTimeline,
+} from './query-audit-timeline.js'
+import {
   type ExportedQueryAuditEntry,
   exportQueryAudit,
   listQueryAudit,
@@ -93,6 +98,8 @@ export interface Store {
       readonly writer: QueryAuditWriter
       /** Every entry matching the filter, oldest first, with its chain link. */
       export(filter?: QueryAuditFilter): AsyncGenerator<ExportedQueryAuditEntry>
+      /** Statements per hour and status over a window (for charts). */
+      timeline(filter?: QueryAuditTimelineFilter): Promise<QueryAuditTimeline>
     }
     /** Checks the hash chains of both audit logs (audit-verify.ts). */
     verify(onProgress?: (checked: number) => void): Promise<AuditVerification>
@@ -250,6 +257,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
         flush: () => writer.flush(),
         list: (filter) => listQueryAudit(driver.db, filter),
         export: (filter) => exportQueryAudit(driver.db, filter),
+        timeline: (filter) => queryAuditTimeline(driver.db, filter),
         writer,
       },
       verify: (onProgress) => verifyAuditChains(driver.db, chainKey, onProgress),

@@ -94,6 +94,11 @@ export type {
 } from './policies-service.js'
 export { POLICY_TYPES, policyTargetSchema } from './policies-service.js'
 export type {
+  QueryAuditBucket,
+  QueryAuditTimeline,
+  QueryAuditTimelineFilter,
+} from './query-audit-timeline.js'
+export type {
   ExportedQueryAuditEntry,
   QueryAuditEntry,
   QueryAuditFilter,

@@ -393,7 +393,7 @@ export async function* exportQueryAudit(
 const HOUR = 3_600_000
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC, the form of the `bucket` column. */
-function bucketText(ms: number): string {
+export function bucketText(ms: number): string {
   return new Date(ms).toISOString().slice(0, 19).replace('T', ' ')
 }
 

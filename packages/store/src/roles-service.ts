@@ -397,6 +397,19 @@ export class RolesService {
   }
 
   /** Users reachable through inheritance, each with the role they are directly in. */
+  /** The roles a user is a direct member of, sorted by name (404 for an unknown user). */
+  async ofUser(userId: string): Promise<{ id: string; name: string; is_active: boolean }[]> {
+    const db = this.#ctx.db
+    const [user] = await db.select({ id: users.id }).from(users).where(eq(users.id, userId))
+    if (!user) throw new ResourceNotFoundError('user')
+    return db
+      .select({ id: roles.id, name: roles.name, is_active: roles.isActive })
+      .from(roleMembers)
+      .innerJoin(roles, eq(roles.id, roleMembers.roleId))
+      .where(eq(roleMembers.userId, userId))
+      .orderBy(asc(roles.name))
+  }
+
   async effectiveMembers(id: string): Promise<EffectiveMember[]> {
     await requireRole(this.#ctx.db, id)
     return effectiveMembers(this.#ctx.db, id)

@@ -4,6 +4,7 @@ import { cors } from 'hono/cors'
 import { LoginGuard } from '../logins/login-guard.js'
 import { LoginThrottle } from '../logins/login-throttle.js'
 import { requireAuth } from './auth.js'
+import { mountConsole } from './console.js'
 import { DiscoveryJobs } from './discovery-jobs.js'
 import type { AdminDeps, AdminEnv } from './env.js'
 import { createErrorHandler, errorResponse } from './error-handler.js'
@@ -53,6 +54,8 @@ export interface AdminAppOptions {
   metrics?: AdminDeps['metrics']
   /** Bearer token of `GET /metrics` besides admin tokens; at least 16 characters. */
   metricsToken?: string
+  /** Serve the web console at `/ui` (default true). */
+  console?: boolean
 }
 
 const DEFAULT_TTL_SECONDS = 86_400
@@ -143,6 +146,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
   app.use(`${API_PREFIX}/*`, requireAuth(deps.store, deps.jwtSecret))
   registerRoutes(app, '', rootRoutes, deps)
   registerRoutes(app, API_PREFIX, apiRoutes, deps)
+  if (options.console !== false) mountConsole(app)
   app.notFound((c) => errorResponse(c, 404, 'not_found', 'route not found'))
   app.onError(createErrorHandler(deps.logger))
   return app

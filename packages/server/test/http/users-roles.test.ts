@@ -127,6 +127,20 @@ describe('users', () => {
     )
     expect(unknown.status).toBe(404)
   })
+
+  it("lists a user's direct roles by name, and 404 for an unknown user", async () => {
+    const user = await makeUser(ctx)
+    const names = [unique('zeta'), unique('alpha')]
+    for (const name of names) {
+      const { body: role } = await ctx.json('POST', '/api/v1/roles', { body: { name } })
+      await ctx.json('POST', `/api/v1/roles/${role.id}/members`, { body: { user_ids: [user.id] } })
+    }
+    const { status, body } = await ctx.json('GET', `/api/v1/users/${user.id}/roles`)
+    expect(status).toBe(200)
+    expect(body.map((r: { name: string }) => r.name)).toEqual([...names].sort())
+    expect(body[0]).toMatchObject({ is_active: true })
+    expect((await ctx.json('GET', `/api/v1/users/${MISSING_ID}/roles`)).status).toBe(404)
+  })
 })
 
 describe('roles', () => {

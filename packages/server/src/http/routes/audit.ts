@@ -7,6 +7,7 @@ import {
   loginAuditQuery,
   queryAuditExportQuery,
   queryAuditQuery,
+  queryAuditTimelineQuery,
 } from '../schemas/audit.js'
 
 const TAG = 'audit'
@@ -60,6 +61,24 @@ export const auditRoutes: RouteSpec[] = [
     async handler({ c, deps, query }) {
       return c.json(
         await deps.store.audit.queries.list({ ...queryFilters(query), ...timeAndPage(query) }),
+      )
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/audit/queries/timeline',
+    summary: 'Statements per hour and status (success, error, denied); default the last 24 hours',
+    tag: TAG,
+    status: 200,
+    query: queryAuditTimelineQuery,
+    async handler({ c, deps, query }) {
+      return c.json(
+        await deps.store.audit.queries.timeline({
+          from: query.from,
+          to: query.to,
+          user_id: query.user_id,
+          datasource_id: query.datasource_id,
+        }),
       )
     },
   }),

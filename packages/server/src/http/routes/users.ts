@@ -92,6 +92,17 @@ export const userRoutes: RouteSpec[] = [
   }),
   defineRoute({
     method: 'GET',
+    path: '/users/{id}/roles',
+    summary: 'The roles a user is a direct member of, sorted by name',
+    tag: TAG,
+    status: 200,
+    params: idParams,
+    async handler({ c, deps, params }) {
+      return c.json(await deps.store.roles.ofUser(params.id))
+    },
+  }),
+  defineRoute({
+    method: 'GET',
     path: '/users/{id}/effective-policies',
     summary: 'Assignments that reach a user on one datasource',
     tag: TAG,

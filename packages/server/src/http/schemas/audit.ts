@@ -105,6 +105,14 @@ export const queryAuditExportQuery = v.object({ ...queryAuditFilters, ...exportF
 /** Query of `GET /audit/admin/export`: the list's filters, no paging. */
 export const adminAuditExportQuery = v.object({ ...adminAuditFilters, ...exportFormat })
 
+/** Query of `GET /audit/queries/timeline`: a window of whole hours, by user or datasource. */
+export const queryAuditTimelineQuery = v.object({
+  from: v.optional(dateTime),
+  to: v.optional(dateTime),
+  user_id: v.optional(uuid),
+  datasource_id: v.optional(uuid),
+})
+
 /** Query of `GET /audit/logins`. */
 export const loginAuditQuery = v.object({
   ...auditPageQuery,

@@ -1,0 +1,121 @@
+import './styles.css'
+import { render } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { api, onSignedOut, setToken } from './api'
+import { AdminAuditPage } from './pages/admin-audit'
+import { AttributesPage } from './pages/attributes'
+import { DashboardPage } from './pages/dashboard'
+import { DatasourcePage, DatasourcesPage } from './pages/datasources'
+import { DecisionFunctionPage, DecisionFunctionsPage } from './pages/decision-functions'
+import { PoliciesPage, PolicyPage } from './pages/policies'
+import { PreviewPage } from './pages/preview'
+import { QueryAuditPage } from './pages/query-audit'
+import { RolePage, RolesPage } from './pages/roles'
+import { SignInPage } from './pages/sign-in'
+import { SimulationPage } from './pages/simulation'
+import { UserPage, UsersPage } from './pages/users'
+import type { User } from './types'
+import { type Route, useRoute } from './ui/router'
+
+const NAV: [path: string, label: string][] = [
+  ['/', 'Overview'],
+  ['/users', 'Users'],
+  ['/roles', 'Roles'],
+  ['/datasources', 'Datasources'],
+  ['/policies', 'Policies'],
+  ['/decision-functions', 'Decision functions'],
+  ['/attributes', 'Attributes'],
+  ['/audit/queries', 'Query audit'],
+  ['/audit/admin', 'Admin audit'],
+  ['/preview', 'Preview as user'],
+  ['/simulation', 'What-if'],
+]
+
+function page(route: Route) {
+  const [section, id] = route.path
+  switch (section) {
+    case undefined:
+      return <DashboardPage />
+    case 'users':
+      return id ? <UserPage id={id} /> : <UsersPage />
+    case 'roles':
+      return id ? <RolePage id={id} /> : <RolesPage />
+    case 'datasources':
+      return id ? <DatasourcePage id={id} /> : <DatasourcesPage />
+    case 'policies':
+      return id ? <PolicyPage id={id} /> : <PoliciesPage />
+    case 'decision-functions':
+      return id ? <DecisionFunctionPage id={id} /> : <DecisionFunctionsPage />
+    case 'attributes':
+      return <AttributesPage />
+    case 'audit':
+      return id === 'admin' ? <AdminAuditPage /> : <QueryAuditPage route={route} />
+    case 'preview':
+      return <PreviewPage />
+    case 'simulation':
+      return <SimulationPage />
+    default:
+      return <p class="state error">No page here. Pick one from the menu.</p>
+  }
+}
+
+function isCurrent(path: string, route: Route): boolean {
+  const here = `/${route.path.join('/')}`
+  return path === '/' ? here === '/' : here === path || here.startsWith(`${path}/`)
+}
+
+function Shell(props: { user: User; onSignOut: () => void }) {
+  const route = useRoute()
+  const main = useRef<HTMLElement>(null)
+  const key = route.path.join('/')
+  // Moving to a page puts focus on it, so keyboard and screen-reader users land on its content.
+  useEffect(() => {
+    main.current?.querySelector<HTMLElement>('h1')?.focus()
+  }, [key])
+  return (
+    <div class="shell">
+      {/* A button, not a link: with hash routing, `#main` would be read as a page. */}
+      <button type="button" class="skip" onClick={() => main.current?.focus()}>
+        Skip to content
+      </button>
+      <header class="top">
+        <span class="brand">Palisade</span>
+        <span class="who">
+          Signed in as <strong>{props.user.username}</strong>
+        </span>
+        <button type="button" onClick={props.onSignOut}>
+          Sign out
+        </button>
+      </header>
+      <nav class="side" aria-label="Sections">
+        <ul>
+          {NAV.map(([path, label]) => (
+            <li key={path}>
+              <a href={`#${path}`} aria-current={isCurrent(path, route) ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" ref={main} tabIndex={-1}>
+        {page(route)}
+      </main>
+    </div>
+  )
+}
+
+function App() {
+  const [user, setUser] = useState<User | null>(null)
+  useEffect(() => onSignedOut(() => setUser(null)), [])
+  if (!user) return <SignInPage onSignedIn={setUser} />
+  const signOut = async () => {
+    await api('POST', '/auth/logout').catch(() => undefined)
+    setToken(null)
+    setUser(null)
+  }
+  return <Shell user={user} onSignOut={signOut} />
+}
+
+const root = document.getElementById('app')
+if (root) render(<App />, root)

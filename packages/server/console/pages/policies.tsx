@@ -1,0 +1,500 @@
+import { useEffect, useState } from 'preact/hooks'
+import { type ApiFailure, api } from '../api'
+import type { Assignment, Datasource, DecisionFunction, Policy, Role, Target, User } from '../types'
+import { ActionError, Checkbox, Select, TextArea, TextField, useAction } from '../ui/forms'
+import { PagerFor, useOptions, usePaged } from '../ui/paged'
+import { Link, navigate } from '../ui/router'
+import { ErrorBox, Show, useLoad } from '../ui/states'
+
+export const POLICY_TYPES = [
+  'row_filter',
+  'column_mask',
+  'column_allow',
+  'column_deny',
+  'table_deny',
+] as const
+
+const hasColumns = (type: string) => type.startsWith('column_')
+
+export function PoliciesPage() {
+  const [type, setType] = useState('')
+  const list = usePaged<Policy>('/policies', { policy_type: type || undefined })
+  return (
+    <section>
+      <h1 tabIndex={-1}>Policies</h1>
+      <p>
+        <Link to="/policies/new" class="button primary">
+          New policy
+        </Link>
+      </p>
+      <div class="filters">
+        <TextField
+          label="Search policies"
+          type="search"
+          value={list.search}
+          onChange={list.setSearch}
+        />
+        <Select
+          label="Type"
+          value={type}
+          options={[['', 'all'], ...POLICY_TYPES.map((t) => [t, t] as [string, string])]}
+          onChange={setType}
+        />
+      </div>
+      <Show result={list.result} isEmpty={(p) => p.total === 0} empty="No policies yet.">
+        {(page) => (
+          <>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Version</th>
+                  <th scope="col">Enabled</th>
+                  <th scope="col">Assignments</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.data.map((p) => (
+                  <tr key={p.id}>
+                    <td>
+                      <Link to={`/policies/${p.id}`}>{p.name}</Link>
+                    </td>
+                    <td>{p.policy_type}</td>
+                    <td>{p.version}</td>
+                    <td>{p.is_enabled ? 'yes' : 'no'}</td>
+                    <td>{p.assignment_count}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <PagerFor page={page} onPage={list.setPage} />
+          </>
+        )}
+      </Show>
+    </section>
+  )
+}
+
+export function PolicyPage(props: { id: string }) {
+  const isNew = props.id === 'new'
+  const policy = useLoad(
+    () => (isNew ? Promise.resolve(null) : api<Policy>('GET', `/policies/${props.id}`)),
+    [props.id],
+  )
+  return (
+    <section>
+      <Show result={policy} what="the policy">
+        {(p) => (
+          <>
+            <h1 tabIndex={-1}>{p ? `Policy ${p.name}` : 'New policy'}</h1>
+            <PolicyEditor
+              key={p ? `${p.id}:${p.version}` : 'new'}
+              policy={p}
+              onSaved={policy.reload}
+            />
+            {p && <PolicyAssignments policy={p} onChanged={policy.reload} />}
+            {p && <DeletePolicy policy={p} />}
+          </>
+        )}
+      </Show>
+    </section>
+  )
+}
+
+type Validation =
+  | { state: 'idle' }
+  | { state: 'checking' }
+  | { state: 'valid'; variables: string[]; undefined_attributes: string[] }
+  | { state: 'invalid'; error: string }
+
+/** Asks the API whether the expression parses, a moment after typing stops. */
+function useExpressionCheck(expression: string, isMask: boolean): Validation {
+  const [result, setResult] = useState<Validation>({ state: 'idle' })
+  useEffect(() => {
+    if (expression.trim() === '') {
+      setResult({ state: 'idle' })
+      return
+    }
+    setResult({ state: 'checking' })
+    let live = true
+    const timer = setTimeout(() => {
+      api<{
+        valid: boolean
+        error?: string
+        variables?: string[]
+        undefined_attributes?: string[]
+      }>('POST', '/policies/validate-expression', { expression, is_mask: isMask }).then(
+        (r) => {
+          if (!live) return
+          setResult(
+            r.valid
+              ? {
+                  state: 'valid',
+                  variables: r.variables ?? [],
+                  undefined_attributes: r.undefined_attributes ?? [],
+                }
+              : { state: 'invalid', error: r.error ?? 'invalid expression' },
+          )
+        },
+        (e: ApiFailure) => live && setResult({ state: 'invalid', error: e.message }),
+      )
+    }, 350)
+    return () => {
+      live = false
+      clearTimeout(timer)
+    }
+  }, [expression, isMask])
+  return result
+}
+
+function ExpressionStatus(props: { check: Validation }) {
+  const { check } = props
+  if (check.state === 'idle') return null
+  if (check.state === 'checking')
+    return (
+      <p class="check-status" role="status">
+        Checking…
+      </p>
+    )
+  if (check.state === 'invalid')
+    return (
+      <p class="check-status invalid" role="status" data-testid="expression-status">
+        Does not parse: {check.error}
+      </p>
+    )
+  return (
+    <p class="check-status valid" role="status" data-testid="expression-status">
+      Parses.
+      {check.variables.length > 0 &&
+        ` Uses ${check.variables.map((v) => `{user.${v}}`).join(', ')}.`}
+      {check.undefined_attributes.length > 0 &&
+        ` Not defined as user attributes: ${check.undefined_attributes.join(', ')} (fails at query time).`}
+    </p>
+  )
+}
+
+const split = (text: string) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+
+interface TargetDraft {
+  schemas: string
+  tables: string
+  columns: string
+}
+
+function toDraft(t: Target): TargetDraft {
+  return {
+    schemas: t.schemas.join(', '),
+    tables: t.tables.join(', '),
+    columns: (t.columns ?? []).join(', '),
+  }
+}
+
+function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
+  const p = props.policy
+  const [name, setName] = useState(p?.name ?? '')
+  const [description, setDescription] = useState(p?.description ?? '')
+  const [type, setType] = useState(p?.policy_type ?? 'row_filter')
+  const [targets, setTargets] = useState<TargetDraft[]>(
+    p ? p.targets.map(toDraft) : [{ schemas: '*', tables: '', columns: '' }],
+  )
+  const [filter, setFilter] = useState(p?.filter_expression ?? '')
+  const [mask, setMask] = useState(p?.mask_expression ?? '')
+  const [fnId, setFnId] = useState(p?.decision_function_id ?? '')
+  const [enabled, setEnabled] = useState(p?.is_enabled ?? true)
+  const functions = useOptions<DecisionFunction>(
+    '/decision-functions',
+    (f) => f.name,
+    (f) => f.id,
+  )
+  const action = useAction()
+  const expression = type === 'row_filter' ? filter : type === 'column_mask' ? mask : ''
+  const check = useExpressionCheck(expression, type === 'column_mask')
+  const conflict = action.error?.code === 'version_conflict'
+
+  const body = () => ({
+    name,
+    description: description || null,
+    policy_type: type,
+    targets: targets.map((t) => ({
+      schemas: split(t.schemas),
+      tables: split(t.tables),
+      ...(hasColumns(type) ? { columns: split(t.columns) } : {}),
+    })),
+    filter_expression: type === 'row_filter' ? filter : null,
+    mask_expression: type === 'column_mask' ? mask : null,
+    decision_function_id: fnId || null,
+    is_enabled: enabled,
+  })
+  const save = (e: Event) => {
+    e.preventDefault()
+    void action.run(async () => {
+      if (p) {
+        await api('PUT', `/policies/${p.id}`, { ...body(), version: p.version })
+        props.onSaved()
+      } else {
+        const created = await api<Policy>('POST', '/policies', body())
+        navigate(`/policies/${created.id}`)
+      }
+    })
+  }
+  const setTarget = (i: number, patch: Partial<TargetDraft>) =>
+    setTargets(targets.map((t, j) => (i === j ? { ...t, ...patch } : t)))
+
+  return (
+    <form class="card" onSubmit={save}>
+      {p && (
+        <p>
+          Version {p.version}; assigned {p.assignment_count} time
+          {p.assignment_count === 1 ? '' : 's'}.
+        </p>
+      )}
+      <div class="row">
+        <TextField label="Name" name="policy-name" value={name} onChange={setName} />
+        <Select
+          label="Policy type"
+          name="policy-type"
+          value={type}
+          options={POLICY_TYPES}
+          onChange={setType}
+        />
+        <Select
+          label="Decision function"
+          value={fnId}
+          options={[['', '(none: always fires)'], ...functions]}
+          onChange={setFnId}
+        />
+      </div>
+      <TextField label="Description" value={description} onChange={setDescription} />
+      <fieldset>
+        <legend>Targets (patterns: exact, prefix*, or *)</legend>
+        {targets.map((t, i) => (
+          <div class="row" key={i}>
+            <TextField
+              label={`Target ${i + 1} schemas`}
+              name={`target-${i}-schemas`}
+              value={t.schemas}
+              onChange={(v) => setTarget(i, { schemas: v })}
+            />
+            <TextField
+              label={`Target ${i + 1} tables`}
+              name={`target-${i}-tables`}
+              value={t.tables}
+              onChange={(v) => setTarget(i, { tables: v })}
+            />
+            {hasColumns(type) && (
+              <TextField
+                label={`Target ${i + 1} columns`}
+                name={`target-${i}-columns`}
+                value={t.columns}
+                onChange={(v) => setTarget(i, { columns: v })}
+              />
+            )}
+            {targets.length > 1 && (
+              <button
+                type="button"
+                class="link"
+                onClick={() => setTargets(targets.filter((_, j) => j !== i))}
+              >
+                Remove target {i + 1}
+              </button>
+            )}
+          </div>
+        ))}
+        <button
+          type="button"
+          onClick={() => setTargets([...targets, { schemas: '*', tables: '', columns: '' }])}
+        >
+          Add target
+        </button>
+      </fieldset>
+      {type === 'row_filter' && (
+        <TextArea
+          label="Filter expression (rows where it is true stay visible)"
+          name="filter-expression"
+          value={filter}
+          onChange={setFilter}
+          invalid={check.state === 'invalid'}
+          hint="e.g. tenant = {user.tenant}"
+        />
+      )}
+      {type === 'column_mask' && (
+        <TextArea
+          label="Mask expression (replaces the column's value)"
+          name="mask-expression"
+          value={mask}
+          onChange={setMask}
+          invalid={check.state === 'invalid'}
+          hint="e.g. left(email, 1) || '***'"
+        />
+      )}
+      <ExpressionStatus check={check} />
+      <Checkbox label="Enabled" checked={enabled} onChange={setEnabled} />
+      {conflict ? (
+        <div class="state error" role="alert">
+          <strong>Version conflict:</strong> someone saved this policy after you opened it (
+          {action.error?.message}). Reload to see their version, then apply your change again.{' '}
+          <button type="button" onClick={props.onSaved}>
+            Reload policy
+          </button>
+        </div>
+      ) : (
+        <ActionError error={action.error} />
+      )}
+      <button type="submit" class="primary" disabled={action.busy}>
+        {p ? 'Save policy' : 'Create policy'}
+      </button>
+    </form>
+  )
+}
+
+function PolicyAssignments(props: { policy: Policy; onChanged: () => void }) {
+  const datasources = useOptions<Datasource>(
+    '/datasources',
+    (d) => d.name,
+    (d) => d.id,
+  )
+  const users = useOptions<User>(
+    '/users',
+    (u) => u.username,
+    (u) => u.id,
+  )
+  const roles = useOptions<Role>(
+    '/roles',
+    (r) => r.name,
+    (r) => r.id,
+  )
+  const [dsId, setDsId] = useState('')
+  const [scope, setScope] = useState('all')
+  const [subject, setSubject] = useState('')
+  const [priority, setPriority] = useState('100')
+  const action = useAction()
+  const ds = dsId || datasources[0]?.[0] || ''
+  const subjects = scope === 'user' ? users : scope === 'role' ? roles : []
+  const who = subject || subjects[0]?.[0] || ''
+  const assign = (e: Event) => {
+    e.preventDefault()
+    void action.run(async () => {
+      await api('POST', `/datasources/${ds}/policies`, {
+        policy_id: props.policy.id,
+        scope,
+        ...(scope === 'user' ? { user_id: who } : {}),
+        ...(scope === 'role' ? { role_id: who } : {}),
+        priority: Number(priority),
+      })
+      props.onChanged()
+    })
+  }
+  const unassign = (a: Assignment) =>
+    action.run(async () => {
+      await api('DELETE', `/datasources/${a.datasource_id}/policies/${a.id}`)
+      props.onChanged()
+    })
+  const list = props.policy.assignments ?? []
+  return (
+    <div class="card">
+      <h2>Assignments</h2>
+      {list.length === 0 ? (
+        <p class="state empty">Not assigned: this policy has no effect yet.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Datasource</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Priority</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((a) => (
+              <tr key={a.id}>
+                <td>
+                  <Link to={`/datasources/${a.datasource_id}`}>{a.datasource_name}</Link>
+                </td>
+                <td>
+                  {a.scope === 'all'
+                    ? 'all users'
+                    : a.scope === 'user'
+                      ? `user ${a.username}`
+                      : `role ${a.role_name}`}
+                </td>
+                <td>{a.priority}</td>
+                <td>
+                  <button type="button" class="link" onClick={() => unassign(a)}>
+                    Unassign from {a.datasource_name}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {datasources.length === 0 ? (
+        <p class="state empty">Create a datasource to assign this policy.</p>
+      ) : (
+        <form class="inline" onSubmit={assign}>
+          <Select
+            label="Datasource"
+            name="assign-datasource"
+            value={ds}
+            options={datasources}
+            onChange={setDsId}
+          />
+          <Select
+            label="Scope"
+            name="assign-scope"
+            value={scope}
+            options={[
+              ['all', 'all users'],
+              ['role', 'a role'],
+              ['user', 'a user'],
+            ]}
+            onChange={(v) => {
+              setScope(v)
+              setSubject('')
+            }}
+          />
+          {scope !== 'all' && (
+            <Select
+              label={scope === 'user' ? 'User' : 'Role'}
+              name="assign-subject"
+              value={who}
+              options={subjects}
+              onChange={setSubject}
+            />
+          )}
+          <TextField label="Priority" type="number" value={priority} onChange={setPriority} />
+          <button type="submit" disabled={action.busy}>
+            Assign
+          </button>
+        </form>
+      )}
+      <ActionError error={action.error} />
+    </div>
+  )
+}
+
+function DeletePolicy(props: { policy: Policy }) {
+  const action = useAction()
+  const remove = () => {
+    if (!confirm(`Delete policy ${props.policy.name}? Its assignments go with it.`)) return
+    void action.run(async () => {
+      await api('DELETE', `/policies/${props.policy.id}`)
+      navigate('/policies')
+    })
+  }
+  return (
+    <div class="card danger">
+      <h2>Delete</h2>
+      {action.error && <ErrorBox error={action.error} />}
+      <button type="button" class="danger" onClick={remove} disabled={action.busy}>
+        Delete policy
+      </button>
+    </div>
+  )
+}
