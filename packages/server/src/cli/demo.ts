@@ -95,7 +95,9 @@ function instructions(
   const api = `${server.admin.url}/api/v1`
   const login = JSON.stringify(ADMIN)
   return [
-    'Palisade demo is running. Data plane: psql; admin API: curl.',
+    'Palisade demo is running. Data plane: psql; admin API: curl or the web console.',
+    '',
+    `# Web console: open ${server.admin.url}/ui and sign in as ${ADMIN.username} / ${ADMIN.password}`,
     '',
     ...users.flatMap((u) => [
       `# ${u.username} (tenant ${u.tenant}) sees only ${u.tenant} rows, masked emails, no ssn:`,

@@ -51,12 +51,13 @@ describe('palisade demo', () => {
     await demo?.close()
   })
 
-  it('prints psql lines for both users and the admin curl lines', () => {
+  it('prints psql lines for both users, the admin curl lines and the console address', () => {
     const port = demo.server.dataPlane.port
     expect(demo.instructions).toContain(`postgresql://alice:Demo-pass-1@127.0.0.1:${port}/shop`)
     expect(demo.instructions).toContain(`postgresql://bob:Demo-pass-1@127.0.0.1:${port}/shop`)
     expect(demo.instructions).toContain(`${demo.server.admin.url}/api/v1/auth/login`)
     expect(demo.instructions).toContain(`${demo.server.admin.url}/api/v1/audit/queries`)
+    expect(demo.instructions).toContain(`open ${demo.server.admin.url}/ui and sign in as admin`)
   })
 
   it('shows each user only their tenant, with masked emails and no ssn column', async () => {

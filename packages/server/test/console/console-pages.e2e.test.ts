@@ -1,0 +1,218 @@
+import { join } from 'node:path'
+import pg from 'pg'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLogger, createServer, type PalisadeServer } from '../../src/index.js'
+import { PASSWORD, type SeededShop, seedShop } from '../fixtures/seed-store.js'
+import { SHOP_SQL } from '../fixtures/shop.js'
+import { artifactDir, CHROMIUM, launch, NO_BROWSER, openPage } from './browser.js'
+
+if (!CHROMIUM) console.warn(NO_BROWSER)
+
+/** Every page state (loading, empty, error, forbidden), the tools pages and the keyboard. */
+describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
+  let server: PalisadeServer
+  let seeded: SeededShop
+  let browser: Browser
+  let page: Page
+  let base: string
+  const problems: string[] = []
+  const shots = artifactDir('pages')
+  const shot = (name: string) =>
+    page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
+  const goTo = (section: string) =>
+    page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: section }).click()
+
+  beforeAll(async () => {
+    server = await createServer({
+      secretKey: 'console-tests-only-key-console-tests',
+      jwtSecret: 'console-tests-only-secret-console-tests',
+      dataPlane: { port: 0 },
+      admin: { port: 0 },
+      logger: createLogger({ level: 'silent' }),
+    })
+    base = server.admin.url
+    seeded = await seedShop(server.store, { ds_type: 'pglite', config: { init_sql: SHOP_SQL } })
+    // The console's own admin, so the seeded one can demote it at the end.
+    await server.store.users.create(
+      { username: 'console-admin', password: PASSWORD, is_admin: true },
+      seeded.admin.id,
+    )
+    for (let i = 0; i < 22; i++) {
+      const n = String(i).padStart(2, '0')
+      await server.store.users.create({ username: `bulk${n}`, password: PASSWORD }, seeded.admin.id)
+    }
+    browser = await launch()
+    page = await openPage(browser, problems)
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await server?.close()
+  })
+
+  it('signs in with the keyboard alone and moves focus to each page it opens', async () => {
+    await page.goto(`${base}/ui`)
+    await page.getByLabel('Username').focus()
+    await page.keyboard.type('console-admin')
+    await page.keyboard.press('Tab')
+    await page.keyboard.type(PASSWORD)
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'Overview' }).waitFor()
+    await page
+      .getByRole('navigation', { name: 'Sections' })
+      .getByRole('link', { name: 'Roles' })
+      .focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'Roles', exact: true }).waitFor()
+    await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Roles')
+    await expect(page.evaluate('document.activeElement?.tagName')).resolves.toBe('H1')
+  })
+
+  it('shows loading while a list is on its way, then the empty state', async () => {
+    await page.route('**/api/v1/decision-functions?*', async (route) => {
+      await new Promise((r) => setTimeout(r, 700))
+      await route.continue()
+    })
+    await goTo('Decision functions')
+    await page.getByRole('status').filter({ hasText: 'Loading' }).waitFor()
+    await shot('loading')
+    await page.getByText('No decision functions yet.').waitFor()
+    await page.unroute('**/api/v1/decision-functions?*')
+  })
+
+  it("shows the API's message for a missing resource", async () => {
+    // Only the part after # changes: the page stays, and so does its in-memory token.
+    await page.goto(`${base}/ui#/users/0190f000-0000-7000-8000-00000000dead`)
+    const alert = page.getByRole('alert')
+    await alert.waitFor()
+    expect(await alert.textContent()).toMatch(/Error 404: user not found/)
+    await shot('error')
+  })
+
+  it('pages through a long list', async () => {
+    await goTo('Users')
+    await page.getByText(/Page 1 of 2 \(27 in all\)/).waitFor()
+    await page.getByRole('button', { name: 'Next' }).click()
+    await page.getByText(/Page 2 of 2/).waitFor()
+    await page.getByRole('link', { name: 'bulk21' }).waitFor()
+    await expect(page.getByRole('link', { name: 'alice' }).count()).resolves.toBe(0)
+    await page.getByLabel('Search users').fill('bulk0')
+    await page
+      .getByText(/Page 1 of 1|bulk09/)
+      .first()
+      .waitFor()
+    await expect(page.locator('tbody tr').count()).resolves.toBe(10)
+  })
+
+  it('tests a decision function in the sandbox: fire, fuel, time and logs', async () => {
+    await goTo('Decision functions')
+    await page.getByRole('link', { name: 'New decision function' }).click()
+    await page.getByLabel('Name').fill('exempt-auditors')
+    const source = page.getByLabel(/^Source/)
+    await source.fill(
+      "function evaluate(ctx, config) {\n  console.log('user', ctx.session.user.username)\n  return { fire: !ctx.session.user.roles.includes(config.exempt_role) }\n}",
+    )
+    await page.getByRole('button', { name: 'Run test' }).click()
+    const result = page.getByTestId('test-result')
+    await result.waitFor()
+    const text = (await result.textContent()) ?? ''
+    expect(text).toContain('fire: true')
+    expect(text).toMatch(/Fuel [\d,]+, time \d+ µs/)
+    expect(text).toContain('user alice')
+    await source.fill('function evaluate(ctx) { while (true) {} }')
+    await page.getByRole('button', { name: 'Run test' }).click()
+    await result.filter({ hasText: 'Failed' }).waitFor()
+    await shot('decision-test')
+    await source.fill('function evaluate( {')
+    await page.getByRole('button', { name: 'Create function' }).click()
+    await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Error 422/)
+  })
+
+  it('shows a version conflict as such when someone else saved the policy first', async () => {
+    await goTo('Policies')
+    await page.getByRole('link', { name: 'email-mask' }).click()
+    await page.getByRole('heading', { name: 'Policy email-mask' }).waitFor()
+    const policy = seeded.policies.mask
+    await server.store.policies.update(
+      policy.id,
+      { version: policy.version, description: 'changed elsewhere' },
+      seeded.admin.id,
+    )
+    await page.getByLabel('Description').fill('my change')
+    await page.getByRole('button', { name: 'Save policy' }).click()
+    const alert = page.getByRole('alert')
+    await alert.waitFor()
+    expect(await alert.textContent()).toMatch(/Version conflict/)
+    await shot('version-conflict')
+    await page.getByRole('button', { name: 'Reload policy' }).click()
+    await expect.poll(() => page.getByLabel('Description').inputValue()).toBe('changed elsewhere')
+  })
+
+  it('previews a statement as alice: her masked rows, and her refusal as her client sees it', async () => {
+    await goTo('Preview as user')
+    await page.getByLabel('As user').selectOption({ label: 'alice' })
+    await page.getByLabel('SQL').fill('SELECT id, email FROM customers ORDER BY id')
+    await page.getByRole('button', { name: 'Preview' }).click()
+    const result = page.getByRole('region', { name: 'Preview result' })
+    await result.getByRole('heading', { name: 'Allowed' }).waitFor()
+    const cells = await result.locator('tbody td').allTextContents()
+    expect(cells.length).toBeGreaterThan(0)
+    expect(cells.filter((c) => c.includes('@'))).toEqual([])
+    expect(cells).toContain('***')
+    await shot('preview')
+    await page.getByLabel('SQL').fill('SELECT ssn FROM customers')
+    await page.getByRole('button', { name: 'Preview' }).click()
+    await result.getByRole('heading', { name: 'Refused' }).waitFor()
+    expect(await result.getByRole('alert').first().textContent()).toMatch(
+      /ERROR 42501: permission denied/,
+    )
+  })
+
+  it('simulates a column deny over what alice ran and lists the statement it would refuse', async () => {
+    const alice = new pg.Client({
+      host: '127.0.0.1',
+      port: server.dataPlane.port,
+      user: 'alice',
+      password: PASSWORD,
+      database: 'shop',
+    })
+    await alice.connect()
+    await alice.query('SELECT id, name FROM customers ORDER BY id')
+    await alice.end()
+    await server.store.audit.queries.flush()
+    await goTo('What-if')
+    await page.getByLabel('Proposed change (JSON)').fill(
+      JSON.stringify({
+        create_policies: [
+          {
+            ref: 'no-name',
+            name: 'no-name',
+            policy_type: 'column_deny',
+            targets: [{ schemas: ['public'], tables: ['customers'], columns: ['name'] }],
+          },
+        ],
+        assign: [{ policy_ref: 'no-name', scope: 'all' }],
+      }),
+    )
+    await page.getByRole('button', { name: 'Simulate' }).click()
+    const result = page.getByRole('region', { name: 'Simulation result' })
+    await result.waitFor({ timeout: 30_000 })
+    const row = result.locator('tr', { hasText: 'SELECT id, name FROM customers' })
+    expect(await row.textContent()).toMatch(/newly refused/)
+    await shot('simulation')
+    expect(await server.store.policies.list({ search: 'no-name' })).toMatchObject({ total: 0 })
+  })
+
+  it('says "forbidden" when the account stops being an admin, and signs out', async () => {
+    const me = await server.store.users.findByUsername('console-admin')
+    await server.store.users.update(me?.id as string, { is_admin: false }, seeded.admin.id)
+    await goTo('Roles')
+    const alert = page.getByRole('alert')
+    await alert.waitFor()
+    expect(await alert.textContent()).toMatch(/Forbidden/)
+    await shot('forbidden')
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('heading', { name: 'Palisade console' }).waitFor()
+    expect(problems).toEqual([])
+  })
+})
