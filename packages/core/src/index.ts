@@ -28,6 +28,7 @@ export {
   filterCoverage,
 } from './policy/filter-coverage.js'
 export { FUNCTION_ALLOWLIST, OPERATOR_ALLOWLIST } from './policy/function-allowlist.js'
+export { MASK_NAMES, maskTypeProblem } from './policy/mask-library.js'
 export * from './policy/policy.types.js'
 export { matchesPattern } from './policy/target-pattern.js'
 export { validateExpression, validatePolicy } from './policy/validate-policy.js'

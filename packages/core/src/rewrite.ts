@@ -10,7 +10,7 @@ import { deparseStatement } from './ast/deparse.js'
 import type { AstNode, Pg } from './ast/node.js'
 import { parseSql } from './ast/parse.js'
 import { buildDecisionContext, decisionRecord, resolveDecision } from './decision/index.js'
-import { UndefinedTableError, withStackDepth } from './errors.js'
+import { PolicyDeniedError, UndefinedTableError, withStackDepth } from './errors.js'
 import { cutLiterals, fillTemplate, type TextTemplate, textTemplate } from './literal-template.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
 import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
@@ -281,8 +281,16 @@ function rewriteQuery(
   }
   checkSelectedColumns(query, analysis, plans)
   const rewritten = wrapScans(query, session, analysis, plans)
+  const sql = deparseStatement(replaceQuery(stmt, classified, rewritten))
+  // A plan prints the expressions it computes: with a keyed-hash mask, that would be its key.
+  const key = session.datasource.maskKey
+  if (key && classified.kind === StatementKind.Explain && sql.includes(key)) {
+    throw new PolicyDeniedError(
+      'EXPLAIN is not available for statements that read hash-masked columns',
+    )
+  }
   return {
-    sql: deparseStatement(replaceQuery(stmt, classified, rewritten)),
+    sql,
     policiesApplied: [...applied.values()],
     facts: analysis.facts,
   }

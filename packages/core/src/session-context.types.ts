@@ -30,6 +30,12 @@ export interface SessionDatasource {
    * lists of the virtual `pg_catalog` relations. Defaults to the PostgreSQL 15 lists.
    */
   serverVersion?: number
+  /**
+   * The key of keyed-hash masks (`mask.hash`), unique to the datasource; the store derives it
+   * from its secret key. Never shown to the user: EXPLAIN of a statement that uses it is
+   * refused and upstream errors that quote it are scrubbed.
+   */
+  maskKey?: string
 }
 
 /** Everything a session is compiled from; the store builds it, tests write it by hand. */

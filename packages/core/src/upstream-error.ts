@@ -69,9 +69,12 @@ function sensitiveTerms(session: CompiledSession, originalSql: string): string[]
       }
     }
   }
+  // The keyed-hash mask key (never the user's to know, even if they typed it).
+  const key = session.datasource.maskKey
   const lowerSql = originalSql.toLowerCase()
-  return [...terms].filter((term) => {
+  const unknown = [...terms].filter((term) => {
     const bare = term.replace(/^"|"$/g, '').replace(/\.$/, '')
     return bare.length > 0 && !lowerSql.includes(bare.toLowerCase())
   })
+  return key ? [...unknown, key] : unknown
 }

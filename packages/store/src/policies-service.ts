@@ -18,6 +18,9 @@ import type { Mutation } from './mutation.js'
 import { type Page, type PageInput, resolvePage } from './pagination.js'
 import {
   attributeDefinitions,
+  catalogColumns,
+  catalogSchemas,
+  catalogTables,
   decisionFunctions,
   policies,
   policyAssignments,
@@ -140,12 +143,15 @@ function liftDefinition(body: Partial<Body>, raw: unknown): Partial<Body> {
 }
 
 /** Shape checks, then expression parsing, through core (admin-api 9.2). */
-async function checkShape(p: {
-  policyType: PolicyType
-  targets: PolicyTarget[]
-  filterExpression: string | null
-  maskExpression: string | null
-}): Promise<void> {
+async function checkShape(
+  db: Db,
+  p: {
+    policyType: PolicyType
+    targets: PolicyTarget[]
+    filterExpression: string | null
+    maskExpression: string | null
+  },
+): Promise<void> {
   const core = await ensureParser()
   const result = core.validatePolicy({
     policyType: p.policyType,
@@ -159,6 +165,51 @@ async function checkShape(p: {
       result.error === 'invalid_expression' ? 'expression is invalid' : 'request body is invalid',
       result.details,
     )
+  }
+  if (p.maskExpression) await checkMaskTypes(db, p.targets, p.maskExpression)
+}
+
+/**
+ * A library mask must produce a value its columns can carry: every catalogued column the targets
+ * match, on any datasource, is checked (a column catalogued later is checked when bound, and a
+ * mismatch then fails closed).
+ */
+async function checkMaskTypes(db: Db, targets: PolicyTarget[], maskExpression: string) {
+  const core = await ensureParser()
+  const parsed = core.validateExpression(maskExpression, { isMask: true })
+  if (!parsed.valid || parsed.masks.length === 0) return
+  const columns = await db
+    .select({
+      schema: catalogSchemas.schemaName,
+      table: catalogTables.tableName,
+      column: catalogColumns.columnName,
+      type: catalogColumns.dataType,
+    })
+    .from(catalogColumns)
+    .innerJoin(catalogTables, eq(catalogTables.id, catalogColumns.tableId))
+    .innerJoin(catalogSchemas, eq(catalogSchemas.id, catalogTables.schemaId))
+  const matches = (patterns: readonly string[] | null | undefined, value: string) =>
+    (patterns ?? []).some((pattern) => core.matchesPattern(pattern, value))
+  for (const c of columns) {
+    if (
+      !targets.some(
+        (t) =>
+          matches(t.schemas, c.schema) &&
+          matches(t.tables, c.table) &&
+          matches(t.columns, c.column),
+      )
+    )
+      continue
+    const problem = core.maskTypeProblem(parsed.masks, c.type)
+    if (problem) {
+      throw new StoreError('invalid_expression', 'expression is invalid', [
+        {
+          field: 'mask_expression',
+          code: 'parse_error',
+          message: `${problem} (${c.schema}.${c.table}.${c.column})`,
+        },
+      ])
+    }
   }
 }
 
@@ -202,7 +253,7 @@ export class PoliciesService {
   async create(input: CreatePolicyInput, actorId: string): Promise<Policy> {
     const body = liftDefinition(parseBody(createSchema, input), input) as Body
     const targets = body.targets as PolicyTarget[]
-    await checkShape({
+    await checkShape(this.#ctx.db, {
       policyType: body.policy_type,
       targets,
       filterExpression: body.filter_expression ?? null,
@@ -314,7 +365,7 @@ export class PoliciesService {
       maskExpression:
         keep(body.mask_expression, current.maskExpression, policyType === 'column_mask') ?? null,
     }
-    await checkShape(merged)
+    await checkShape(this.#ctx.db, merged)
     return this.#ctx.mutate(actorId, async (m) => {
       if (body.decision_function_id) await checkDecisionFunction(m.tx, body.decision_function_id)
       const [row] = await onUniqueViolation(

@@ -103,6 +103,9 @@ async function loadIdentity(
 }
 
 /** Builds the data plane's session contexts (spec 5.2, design 2). */
+/** Derivation label of each datasource's keyed-hash mask key. */
+const MASK_KEY_PURPOSE = 'palisade-mask-key:'
+
 export class SessionContextBuilder {
   readonly #ctx: StoreContext
   readonly #staticsCache = new Map<string, DatasourceStatics>()
@@ -160,7 +163,13 @@ export class SessionContextBuilder {
         roles: identity.roles.map((r) => r.name),
         attributes: user.attributes,
       },
-      datasource: { id: ds.id, name: ds.name, accessMode: ds.access_mode },
+      datasource: {
+        id: ds.id,
+        name: ds.name,
+        accessMode: ds.access_mode,
+        // Keyed-hash masks: the same on every instance sharing the store, distinct per datasource.
+        maskKey: this.#ctx.secrets.derive(`${MASK_KEY_PURPOSE}${ds.id}`).toString('hex'),
+      },
       catalog: statics.catalog,
       attributeDefinitions: defs,
       policies: toEffectivePolicies(reaching(assignments, user.id, identity.roles)),

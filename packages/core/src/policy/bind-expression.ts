@@ -1,3 +1,4 @@
+import { expressionText } from '../ast/deparse.js'
 import { mapTree } from '../ast/map-tree.js'
 import {
   type AstNode,
@@ -16,6 +17,7 @@ import {
 import type { CatalogTable, ColumnAnchor, TableRelationship } from '../catalog.types.js'
 import { AccessRulesError } from '../errors.js'
 import type { AttributeDefinition, SessionUser } from '../session-context.types.js'
+import { expandMaskCalls } from './mask-library.js'
 import type { PolicyExpression } from './policy-expression.js'
 import { listAsArray, resolveTemplateValue, type TemplateValue } from './template-values.js'
 
@@ -34,6 +36,8 @@ export interface BindEnvironment {
   findTable(schema: string, table: string): CatalogTable | undefined
   findAnchor(schema: string, table: string, column: string): ColumnAnchor | undefined
   findRelationship(id: string): TableRelationship | undefined
+  /** The datasource's key of keyed-hash masks (`mask.hash`); never shown to the session. */
+  readonly maskKey?: string | undefined
 }
 
 /** Walks through relationships stop here (admin-api 11). */
@@ -80,6 +84,7 @@ export function bindMask(
   expression: PolicyExpression,
   target: BindTarget,
   env: BindEnvironment,
+  masked: { name: string; type: string },
 ): AstNode {
   for (const column of expression.columns) {
     if (!target.columns.has(column)) {
@@ -88,7 +93,9 @@ export function bindMask(
       )
     }
   }
-  return bindColumns(expression, target.qualifier, new Map(), env)
+  const bound = bindColumns(expression, target.qualifier, new Map(), env)
+  if (expression.masks.length === 0) return bound
+  return expandMaskCalls(bound, masked, env.maskKey, expressionText)
 }
 
 function bindThroughRelationship(

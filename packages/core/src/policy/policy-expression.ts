@@ -5,6 +5,7 @@ import { BoundedCache } from '../bounded-cache.js'
 import { ExpressionError, isPalisadeError } from '../errors.js'
 import { isAllowedFunction, isAllowedOperator, REG_TYPES } from './function-allowlist.js'
 import { AGGREGATE_FUNCTIONS, SET_RETURNING_FUNCTIONS } from './function-kinds.js'
+import { checkMaskCall, maskCallsOf } from './mask-library.js'
 import { replaceTemplates } from './template-placeholders.js'
 import { isAllowedType } from './type-allowlist.js'
 
@@ -17,6 +18,8 @@ export interface PolicyExpression {
   readonly variables: readonly string[]
   /** Unqualified column names referenced. */
   readonly columns: readonly string[]
+  /** Library masks called (`mask.partial` → `partial`); only mask expressions may have any. */
+  readonly masks: readonly string[]
 }
 
 export const MAX_EXPRESSION_LENGTH = 10_000
@@ -59,7 +62,13 @@ export function parsePolicyExpression(text: string): PolicyExpression {
   }
   const node = select.whereClause as AstNode
   const columns = checkExpression(node, keys.length)
-  const parsed: PolicyExpression = Object.freeze({ text, node, variables: keys, columns })
+  const parsed: PolicyExpression = Object.freeze({
+    text,
+    node,
+    variables: keys,
+    columns,
+    masks: maskCallsOf(node),
+  })
   cache.set(text, parsed)
   return parsed
 }
@@ -121,6 +130,7 @@ function checkExpression(node: AstNode, parameterCount: number): string[] {
 }
 
 function checkFunction(call: Pg.FuncCall): void {
+  if (checkMaskCall(call)) return
   const names = stringsOf(call.funcname)
   const name = names[names.length - 1] ?? ''
   if (call.funcformat === 'COERCE_SQL_SYNTAX' && (name === 'extract' || name === 'date_part')) {

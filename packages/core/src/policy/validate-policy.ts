@@ -40,7 +40,7 @@ export function validatePolicy(input: PolicyDefinitionInput): PolicyValidation {
     ['mask_expression', input.maskExpression],
   ] as const) {
     if (text === null || text === undefined) continue
-    const result = validateExpression(text)
+    const result = validateExpression(text, { isMask: field === 'mask_expression' })
     if (!result.valid) expressionDetails.push({ field, code: 'parse_error', message: result.error })
   }
   if (expressionDetails.length > 0)
@@ -148,10 +148,17 @@ function checkPatterns(
  */
 export function validateExpression(
   expression: string,
-  _options: { isMask?: boolean } = {},
-): { valid: true; variables: string[] } | { valid: false; error: string } {
+  options: { isMask?: boolean } = {},
+): { valid: true; variables: string[]; masks: string[] } | { valid: false; error: string } {
   try {
-    return { valid: true, variables: [...parsePolicyExpression(expression).variables] }
+    const parsed = parsePolicyExpression(expression)
+    if (!options.isMask && parsed.masks.length > 0) {
+      return {
+        valid: false,
+        error: `mask.${parsed.masks[0]} is a library mask: it belongs in a mask_expression`,
+      }
+    }
+    return { valid: true, variables: [...parsed.variables], masks: [...parsed.masks] }
   } catch (error) {
     if (isPalisadeError(error)) return { valid: false, error: error.message }
     throw error

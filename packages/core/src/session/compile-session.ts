@@ -161,5 +161,6 @@ function bindEnvironment(input: SessionInput): BindEnvironment {
     findTable: (schema, table) => tables.get(`${schema}\u0000${table}`),
     findAnchor: (schema, table, column) => anchors.get(`${schema}\u0000${table}\u0000${column}`),
     findRelationship: (id) => relationships.get(id),
+    maskKey: input.datasource.maskKey,
   }
 }

@@ -35,8 +35,13 @@ export class PolicyRuntime {
     let mask: PolicyExpression | undefined
     let expressionError: string | undefined
     try {
-      if (policy.type === 'row_filter')
+      if (policy.type === 'row_filter') {
         filter = parsePolicyExpression(policy.filterExpression ?? '')
+        if (filter.masks.length > 0) {
+          filter = undefined
+          throw new AccessRulesError('a row filter cannot call library masks')
+        }
+      }
       if (policy.type === 'column_mask') mask = parsePolicyExpression(policy.maskExpression ?? '')
     } catch (error) {
       // Stored expressions were validated at save time; one that no longer parses fails closed.

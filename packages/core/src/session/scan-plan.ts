@@ -112,7 +112,8 @@ export function buildScanPlan(
       masked.add(column)
       if (!mask.mask)
         throw new AccessRulesError(`mask expression on ${schema}.${tableName} is invalid`)
-      return resTarget(bindMask(mask.mask, target, env), column)
+      const type = table.table.columns.find((c) => c.name === column)?.type ?? 'text'
+      return resTarget(bindMask(mask.mask, target, env, { name: column, type }), column)
     })
     const where = and(...filters.map((p) => bindFilter(p.requireFilter(), target, env)))
     const subquery = selectStmt({
