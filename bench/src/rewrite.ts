@@ -8,7 +8,7 @@ import { fmt, summarize, timeMicros } from './stats.js'
 
 const columns = (names: string) => names.split(' ').map((name) => ({ name, type: 'text' }))
 
-const input: SessionInput = {
+export const input: SessionInput = {
   user: { id: 'u-1', username: 'alice', roles: ['analyst'], attributes: { tenant: 7 } },
   datasource: { name: 'shop', accessMode: 'open' },
   catalog: {
@@ -58,7 +58,7 @@ const input: SessionInput = {
   ],
 }
 
-const shapes: [string, string][] = [
+export const shapes: [string, string][] = [
   ['point select', 'SELECT id, amount FROM orders WHERE id = 42'],
   ['select *', 'SELECT * FROM customers WHERE region = $1'],
   [

@@ -4,6 +4,7 @@
  */
 const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   rewrite: () => import('./rewrite.js'),
+  shadow: () => import('./shadow.js'),
   decision: () => import('./decision.js'),
   fence: () => import('./fence.js'),
   store: () => import('./store.js'),

@@ -10,14 +10,19 @@ import { deparseStatement } from './ast/deparse.js'
 import type { AstNode, Pg } from './ast/node.js'
 import { parseSql } from './ast/parse.js'
 import { buildDecisionContext, decisionRecord, resolveDecision } from './decision/index.js'
-import { PolicyDeniedError, UndefinedTableError, withStackDepth } from './errors.js'
+import {
+  isPalisadeError,
+  PolicyDeniedError,
+  UndefinedTableError,
+  withStackDepth,
+} from './errors.js'
 import { cutLiterals, fillTemplate, type TextTemplate, textTemplate } from './literal-template.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
-import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
+import type { RewriteResult, RewrittenStatement, ShadowOutcome } from './rewrite.types.js'
 import { runtimeStats } from './runtime-stats.js'
 import type { DecisionLogSink } from './session/compile-session.js'
 import type { CompiledSession, TableEntry } from './session/compiled-session.js'
-import type { PolicyOutcome } from './session/policy-runtime.js'
+import type { PolicyOutcome, PolicyRuntime } from './session/policy-runtime.js'
 import type { ScanPlan } from './session/scan-plan.js'
 import { wrapScans } from './transform/scan-wrapping-transformer.js'
 import { rewriteShow } from './transform/show-statement.js'
@@ -46,6 +51,79 @@ export function rewrite(
   sql: string,
   session: CompiledSession,
   options: RewriteOptions = {},
+): RewriteResult {
+  const result = rewriteEnforced(sql, session, options)
+  if (!session.shadow) return result
+  // A cached rewrite comes back as the same object: so can its shadow-annotated copy, unless
+  // the shadow policies decide per query (their answer can change from call to call).
+  const memo = session.shadow.session.hasQueryDecisions ? undefined : shadowMemo.get(result)
+  if (memo) return memo
+  const annotated = withShadow(result, sql, session.shadow, options)
+  shadowMemo.set(result, annotated)
+  return annotated
+}
+
+/** Shadow-annotated copies of cached rewrite results, dropped with them. */
+const shadowMemo = new WeakMap<RewriteResult, RewriteResult>()
+
+/**
+ * Adds to each statement what the session's shadow policies would have done: the same input
+ * rewritten against the session with them enforced. Its SQL is thrown away; nothing runs.
+ */
+function withShadow(
+  result: RewriteResult,
+  sql: string,
+  shadow: NonNullable<CompiledSession['shadow']>,
+  options: RewriteOptions,
+): RewriteResult {
+  let outcomes: ShadowOutcome[]
+  try {
+    const shadowed = rewriteEnforced(sql, shadow.session, options).statements
+    outcomes = result.statements.map((_, i) => ({
+      policies: (shadowed[i]?.policiesApplied ?? []).filter((p) => shadow.ids.has(p.policy_id)),
+      wouldDeny: false,
+      error: null,
+    }))
+  } catch (error) {
+    const message = isPalisadeError(error) ? error.auditMessage : 'the statement would fail'
+    outcomes = result.statements.map((statement) => ({
+      policies: shadowPoliciesOf(statement, shadow),
+      wouldDeny: true,
+      error: message,
+    }))
+  }
+  return Object.freeze({
+    statements: Object.freeze(
+      result.statements.map((s, i) => Object.freeze({ ...s, shadow: outcomes[i] })),
+    ),
+  })
+}
+
+/**
+ * The shadow policies that target a table a statement reads, from the tables the enforced
+ * rewrite found in it (for statements the shadow session refused, which says nothing itself).
+ */
+function shadowPoliciesOf(
+  statement: RewrittenStatement,
+  shadow: NonNullable<CompiledSession['shadow']>,
+): AppliedPolicy[] {
+  const found = new Map<string, AppliedPolicy>()
+  for (const table of statement.facts?.tables ?? []) {
+    const entry = shadow.session.schemas.get(table.schema)?.tables.get(table.table)
+    for (const list of Object.values(entry?.policies ?? {})) {
+      for (const runtime of list as readonly PolicyRuntime[]) {
+        if (!shadow.ids.has(runtime.policy.id) || found.has(runtime.policy.id)) continue
+        found.set(runtime.policy.id, runtime.applied(runtime.sessionOutcome() ?? { fire: true }))
+      }
+    }
+  }
+  return [...found.values()]
+}
+
+function rewriteEnforced(
+  sql: string,
+  session: CompiledSession,
+  options: RewriteOptions,
 ): RewriteResult {
   const hit = cachedRewrite(sql, session)
   if (hit) {

@@ -22,6 +22,18 @@ export interface RewrittenStatement {
    * `DECLARE`, whether it is `WITH HOLD`, so the proxy can tell which rules opened a cursor.
    */
   readonly cursor?: { readonly name: string | null; readonly hold: boolean }
+  /** With shadow policies in the session: what they would have done to this statement. */
+  readonly shadow?: ShadowOutcome
+}
+
+/** What a session's shadow policies would have done to one statement (never applied). */
+export interface ShadowOutcome {
+  /** The shadow policies whose targets matched a table the statement reads. */
+  readonly policies: readonly AppliedPolicy[]
+  /** Whether enforcing them would have refused the statement. */
+  readonly wouldDeny: boolean
+  /** That refusal as the audit words it, or null. */
+  readonly error: string | null
 }
 
 /** The result of `rewrite()`: one entry per statement; empty for empty input. */

@@ -43,6 +43,7 @@ import { RelationshipsService } from './relationships-service.js'
 import { RolesService } from './roles-service.js'
 import { loadSecretKey, SecretBox } from './secret-box.js'
 import { SessionContextBuilder } from './session-context-builder.js'
+import { type ShadowReport, type ShadowReportFilter, shadowReport } from './shadow-report.js'
 import { TokensService } from './tokens-service.js'
 import { UsersService } from './users-service.js'
 
@@ -100,6 +101,8 @@ export interface Store {
       export(filter?: QueryAuditFilter): AsyncGenerator<ExportedQueryAuditEntry>
       /** Statements per hour and status over a window (for charts). */
       timeline(filter?: QueryAuditTimelineFilter): Promise<QueryAuditTimeline>
+      /** What a shadow policy would have done over a window (docs/policies.md). */
+      shadowReport(policyId: string, filter?: ShadowReportFilter): Promise<ShadowReport>
     }
     /** Checks the hash chains of both audit logs (audit-verify.ts). */
     verify(onProgress?: (checked: number) => void): Promise<AuditVerification>
@@ -258,6 +261,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
         list: (filter) => listQueryAudit(driver.db, filter),
         export: (filter) => exportQueryAudit(driver.db, filter),
         timeline: (filter) => queryAuditTimeline(driver.db, filter),
+        shadowReport: (policyId, filter) => shadowReport(driver.db, policyId, filter),
         writer,
       },
       verify: (onProgress) => verifyAuditChains(driver.db, chainKey, onProgress),

@@ -12,6 +12,8 @@ export interface EffectivePolicyEntry {
   policy_type: PolicyType
   version: number
   is_enabled: boolean
+  /** `shadow` policies are evaluated and audited, never applied. */
+  enforcement: 'enforce' | 'shadow'
   decision_function_id: string | null
   datasource_id: string
   datasource_name: string
@@ -88,6 +90,7 @@ export function toEffectivePolicies(rows: readonly Reaching[]): EffectivePolicy[
       priority: a.priority,
       scope: a.scope as 'user' | 'role' | 'all',
       assignmentId: a.id,
+      ...(p.enforcement === 'shadow' ? { enforcement: 'shadow' as const } : {}),
       decision: f
         ? {
             functionId: f.id,
@@ -129,6 +132,7 @@ export function toEffectiveEntries(
         policy_type: p.policyType as PolicyType,
         version: p.version,
         is_enabled: p.isEnabled,
+        enforcement: p.enforcement as 'enforce' | 'shadow',
         decision_function_id: p.decisionFunctionId,
         datasource_id: a.datasourceId,
         datasource_name: dsName,

@@ -90,9 +90,10 @@ export type {
   CreatePolicyInput,
   PoliciesService,
   Policy,
+  PolicyEnforcement,
   UpdatePolicyInput,
 } from './policies-service.js'
-export { POLICY_TYPES, policyTargetSchema } from './policies-service.js'
+export { POLICY_ENFORCEMENTS, POLICY_TYPES, policyTargetSchema } from './policies-service.js'
 export type {
   QueryAuditBucket,
   QueryAuditTimeline,
@@ -124,6 +125,7 @@ export {
   verifyScramPassword,
 } from './scram.js'
 export type { SessionContextBuilder } from './session-context-builder.js'
+export type { ShadowReport, ShadowReportFilter } from './shadow-report.js'
 export type { TokensService } from './tokens-service.js'
 export type {
   AuthInfo,

@@ -45,6 +45,8 @@ export interface Policy {
     evaluate_context: string
   } | null
   is_enabled: boolean
+  /** `enforce`, or `shadow`: evaluated and audited, never applied. */
+  enforcement: PolicyEnforcement
   version: number
   assignment_count: number
   created_by: string | null
@@ -53,6 +55,10 @@ export interface Policy {
   updated_at: string
   assignments?: Assignment[]
 }
+
+/** How a policy acts: applied, or only evaluated and audited (docs/policies.md, "Shadow mode"). */
+export const POLICY_ENFORCEMENTS = ['enforce', 'shadow'] as const
+export type PolicyEnforcement = (typeof POLICY_ENFORCEMENTS)[number]
 
 /** Body of `POST /policies` (admin-api 9.3). */
 export interface CreatePolicyInput {
@@ -64,6 +70,7 @@ export interface CreatePolicyInput {
   mask_expression?: string | null
   decision_function_id?: string | null
   is_enabled?: boolean | null
+  enforcement?: PolicyEnforcement | null
   definition?: { filter_expression?: string | null; mask_expression?: string | null } | null
 }
 
@@ -113,6 +120,7 @@ const fields = {
   mask_expression: expression,
   decision_function_id: v.nullish(uuidString),
   is_enabled: v.nullish(v.boolean('expected a boolean')),
+  enforcement: v.nullish(v.picklist(POLICY_ENFORCEMENTS, 'expected enforce or shadow')),
   definition: v.nullish(v.object({ filter_expression: expression, mask_expression: expression })),
 }
 const createSchema = v.object(fields)
@@ -237,6 +245,7 @@ function snapshot(r: Row) {
     mask_expression: r.maskExpression,
     decision_function_id: r.decisionFunctionId,
     is_enabled: r.isEnabled,
+    enforcement: r.enforcement,
     version: r.version,
   }
 }
@@ -275,6 +284,7 @@ export class PoliciesService {
               maskExpression: body.mask_expression ?? null,
               decisionFunctionId: body.decision_function_id ?? null,
               isEnabled: body.is_enabled ?? true,
+              enforcement: body.enforcement ?? 'enforce',
               version: 1,
               createdBy: actorId,
               updatedBy: actorId,
@@ -341,7 +351,7 @@ export class PoliciesService {
     const [current] = await this.#ctx.db.select().from(policies).where(eq(policies.id, id))
     if (!current) throw new ResourceNotFoundError('policy')
     const parsed = parseBody(updateSchema, input)
-    for (const key of ['name', 'policy_type', 'targets', 'is_enabled']) {
+    for (const key of ['name', 'policy_type', 'targets', 'is_enabled', 'enforcement']) {
       if ((input as Record<string, unknown>)[key] === null) {
         throw new ValidationError([
           { field: key, code: 'invalid_type', message: `${key} cannot be null` },
@@ -384,6 +394,7 @@ export class PoliciesService {
                   ? current.decisionFunctionId
                   : body.decision_function_id,
               isEnabled: body.is_enabled ?? current.isEnabled,
+              enforcement: body.enforcement ?? current.enforcement,
               version: sql`${policies.version} + 1`,
               updatedBy: actorId,
               updatedAt: m.now,
@@ -501,6 +512,7 @@ export class PoliciesService {
           }
         : null,
       is_enabled: row.isEnabled,
+      enforcement: row.enforcement as PolicyEnforcement,
       version: row.version,
       assignment_count: assignments.length,
       created_by: row.createdBy,

@@ -25,6 +25,10 @@ export interface QueryAuditRecord {
   client_info?: string | null
   status: 'success' | 'error' | 'denied'
   error_message?: string | null
+  /** Shadow policies that matched (as `policies_applied`), when the session has any. */
+  shadow_policies?: string | readonly unknown[] | null
+  /** Whether enforcing the shadow policies would have refused the statement. */
+  shadow_denied?: boolean | null
   /** Defaults to the time `write` was called. */
   created_at?: Date
 }
@@ -43,6 +47,10 @@ export interface QueryAuditEntry {
   client_info: string | null
   status: 'success' | 'error' | 'denied'
   error_message: string | null
+  /** Shadow policies that matched, as a JSON text array; null when the session had none. */
+  shadow_policies: string | null
+  /** Whether enforcing them would have refused the statement; null without shadow policies. */
+  shadow_denied: boolean | null
   created_at: string
 }
 
@@ -149,6 +157,15 @@ export class QueryAuditWriter {
       clientInfo: nullableStorable(record.client_info?.slice(0, 256)),
       status: record.status,
       errorMessage: nullableStorable(record.error_message),
+      shadowPolicies:
+        record.shadow_policies === null || record.shadow_policies === undefined
+          ? null
+          : storable(
+              typeof record.shadow_policies === 'string'
+                ? record.shadow_policies
+                : JSON.stringify(record.shadow_policies),
+            ),
+      shadowDenied: record.shadow_denied ?? null,
       createdAt: record.created_at ?? new Date(),
     })
     // While the store is unreachable, the backoff timer paces the attempts.
@@ -285,7 +302,8 @@ async function insertBatch(db: Db, batch: readonly Insert[]): Promise<void> {
   await db.execute(sql`
     INSERT INTO query_audit_log (id, user_id, username, data_source_id, datasource_name,
       original_query, rewritten_query, policies_applied, execution_time_ms, client_info, status,
-      error_message, created_at, chain_id, chain_seq, prev_hash, hash)
+      error_message, created_at, chain_id, chain_seq, prev_hash, hash, shadow_policies,
+      shadow_denied)
     SELECT * FROM unnest(
       ${col((r) => r.id)}::uuid[], ${col((r) => r.userId)}::uuid[], ${col((r) => r.username)}::text[],
       ${col((r) => r.dataSourceId)}::uuid[], ${col((r) => r.datasourceName)}::text[],
@@ -295,7 +313,8 @@ async function insertBatch(db: Db, batch: readonly Insert[]): Promise<void> {
       ${col((r) => r.errorMessage ?? null)}::text[],
       ${col((r) => (r.createdAt as Date).toISOString())}::timestamptz[],
       ${col((r) => r.chainId ?? null)}::text[], ${col((r) => r.chainSeq ?? null)}::bigint[],
-      ${col((r) => r.prevHash ?? null)}::text[], ${col((r) => r.hash ?? null)}::text[])`)
+      ${col((r) => r.prevHash ?? null)}::text[], ${col((r) => r.hash ?? null)}::text[],
+      ${col((r) => r.shadowPolicies ?? null)}::text[], ${col((r) => r.shadowDenied ?? null)}::boolean[])`)
 }
 
 /** Lists query-audit rows, newest first (admin-api 16.1); default 50, cap 200. */
@@ -351,6 +370,8 @@ function toQueryAuditEntry(r: QueryAuditRow): QueryAuditEntry {
     client_info: r.clientInfo,
     status: r.status as QueryAuditEntry['status'],
     error_message: r.errorMessage,
+    shadow_policies: r.shadowPolicies,
+    shadow_denied: r.shadowDenied,
     created_at: r.createdAt.toISOString(),
   }
 }

@@ -52,6 +52,11 @@ export interface EffectivePolicy {
   /** That assignment's id: the last tie-break among masks at equal priority and scope. */
   assignmentId?: string
   decision?: DecisionBinding | null
+  /**
+   * `shadow`: evaluated for every statement like an enforced policy and recorded in the query
+   * audit, never applied (docs/policies.md, "Shadow mode"). Absent means `enforce`.
+   */
+  enforcement?: 'enforce' | 'shadow'
 }
 
 /**

@@ -52,6 +52,26 @@ export function compileSessionSync(
   input: SessionInput,
   options: CompileOptions = {},
 ): CompiledSession {
+  const shadowed = input.policies.filter((p) => p.enforcement === 'shadow')
+  if (shadowed.length === 0) return compileOne(input, options)
+  const session = compileOne(
+    { ...input, policies: input.policies.filter((p) => p.enforcement !== 'shadow') },
+    options,
+  )
+  const enforcedAll = input.policies.map((p) =>
+    p.enforcement === 'shadow' ? { ...p, enforcement: 'enforce' as const } : p,
+  )
+  session.shadow = {
+    session: compileOne({ ...input, policies: enforcedAll }, options),
+    ids: new Set(shadowed.map((p) => p.id)),
+  }
+  // A worker thread recompiles from the whole input, shadow policies included.
+  if (session.isolationInput) session.isolationInput = input
+  return session
+}
+
+/** One compiled session from exactly the policies given (all enforced). */
+function compileOne(input: SessionInput, options: CompileOptions): CompiledSession {
   const now = options.now ?? (() => new Date())
   const runtimes = input.policies.map((policy) =>
     preparePolicy(policy, input, now, options.onDecisionLog),

@@ -84,6 +84,13 @@ export class CompiledSession {
    * same session (no decision function runs): a rewrite worker compiles its own copy from it.
    */
   isolationInput: SessionInput | undefined = undefined
+  /**
+   * The same session with its shadow policies enforced, and their ids: each statement is also
+   * rewritten against it (in process, nothing runs upstream) to tell the audit what they would
+   * have done. Absent when the session has no shadow policy, so it costs nothing then.
+   */
+  shadow: { readonly session: CompiledSession; readonly ids: ReadonlySet<string> } | undefined =
+    undefined
   /** Settles a view's state on first use while the session compiles. */
   #resolveView: ((entry: TableEntry) => void) | undefined
 

@@ -34,6 +34,9 @@ export interface AuditRow {
   client_info: string | null
   status: 'success' | 'error' | 'denied'
   error_message: string | null
+  /** Shadow policies that matched and whether they would have refused the statement. */
+  shadow_policies?: readonly unknown[]
+  shadow_denied?: boolean
 }
 
 /**

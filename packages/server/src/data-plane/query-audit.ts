@@ -1,4 +1,4 @@
-import { isPalisadeError } from '@palisade/core'
+import { isPalisadeError, type ShadowOutcome } from '@palisade/core'
 import type { DataPlaneObserver } from '../metrics/server-metrics.js'
 import { WireError } from '../pgwire/wire-error.js'
 import type { AuditRow, DataPlaneBackend } from './backend.js'
@@ -13,6 +13,8 @@ export interface StatementOutcome {
   elapsedMs: number | null
   status: AuditRow['status']
   errorMessage: string | null
+  /** What the session's shadow policies would have done (absent without any). */
+  shadow?: ShadowOutcome | undefined
 }
 
 /** `client_info` keeps the first 256 characters of `application_name` (admin-api 17.1). */
@@ -53,6 +55,9 @@ export class QueryAudit {
       client_info: this.clientInfo === '' ? null : this.clientInfo.slice(0, CLIENT_INFO_MAX),
       status: outcome.status,
       error_message: outcome.errorMessage,
+      ...(outcome.shadow
+        ? { shadow_policies: outcome.shadow.policies, shadow_denied: outcome.shadow.wouldDeny }
+        : {}),
     })
     this.#observer?.statement(s.datasourceName, outcome.status, outcome.elapsedMs)
   }

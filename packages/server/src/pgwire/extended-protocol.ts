@@ -473,6 +473,7 @@ export class ExtendedProtocol {
           originalSql: portal?.originalSql ?? '',
           rewrittenSql: statement?.sql ?? null,
           policiesApplied: statement?.policiesApplied ?? [],
+          shadow: statement?.shadow,
           elapsedMs: performance.now() - started,
           status: error ? 'error' : 'success',
           errorMessage: error?.message ?? null,

@@ -112,6 +112,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
       mask_expression: p.mask_expression ?? null,
       decision_function: p.decision_function ?? null,
       is_enabled: p.is_enabled ?? true,
+      enforcement: p.enforcement ?? 'enforce',
       ...(typeof p.version === 'number' ? { version: p.version } : {}),
     })),
     datasources: list(b.datasources).map((d) => ({

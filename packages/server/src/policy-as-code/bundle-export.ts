@@ -66,6 +66,8 @@ export interface BundlePolicy {
   mask_expression: string | null
   decision_function: string | null
   is_enabled: boolean
+  /** `enforce`, or `shadow`: evaluated and audited, never applied. */
+  enforcement: 'enforce' | 'shadow'
   /** With `export --with-versions`: apply refuses to overwrite a policy changed since. */
   version?: number
 }
@@ -236,6 +238,7 @@ export async function exportBundle(
           ? (functionNames.get(p.decision_function_id) ?? null)
           : null,
         is_enabled: p.is_enabled,
+        enforcement: p.enforcement,
         ...versioned(p.version),
       }))
       .sort(byName),

@@ -1,5 +1,6 @@
 import {
   bigint,
+  boolean,
   index,
   integer,
   pgTable,
@@ -53,6 +54,10 @@ export const queryAuditLog = pgTable(
     status: text('status').notNull(),
     errorMessage: text('error_message'),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** Shadow policies that matched (JSON array like policies_applied), null without any. */
+    shadowPolicies: text('shadow_policies'),
+    /** Whether enforcing the shadow policies would have refused the statement. */
+    shadowDenied: boolean('shadow_denied'),
     /** Hash chain (audit-chain.ts): the writing stream, position in it, previous hash, own hash. */
     chainId: text('chain_id'),
     chainSeq: bigint('chain_seq', { mode: 'number' }),

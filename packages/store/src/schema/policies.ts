@@ -48,6 +48,8 @@ export const policies = pgTable('policies', {
     onDelete: 'restrict',
   }),
   isEnabled: boolean('is_enabled').notNull().default(true),
+  /** `enforce`, or `shadow`: evaluated and audited, never applied (docs/policies.md). */
+  enforcement: text('enforcement').notNull().default('enforce'),
   version: integer('version').notNull().default(1),
   createdBy: uuid('created_by'),
   updatedBy: uuid('updated_by'),

@@ -439,6 +439,7 @@ const READ_ONLY = new Set([
   'types',
   'getConnection',
   'impact',
+  'ofUser',
   'effectiveMembers',
   'listUsers',
   'listRoles',

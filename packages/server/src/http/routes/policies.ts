@@ -6,6 +6,7 @@ import { idParams } from '../schemas/common.js'
 import {
   createPolicyBody,
   listPoliciesQuery,
+  shadowReportQuery,
   updatePolicyBody,
   validateExpressionBody,
 } from '../schemas/policies.js'
@@ -31,6 +32,26 @@ function updateRoute(method: 'PUT' | 'PATCH') {
 
 /** Policies (admin-api 9). */
 export const policyRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/policies/{id}/shadow-report',
+    summary:
+      'What a policy in shadow mode would have done: statements matched and refused, by user, with examples',
+    tag: TAG,
+    status: 200,
+    params: idParams,
+    query: shadowReportQuery,
+    exists: (deps, p) => deps.store.policies.get(p.id),
+    async handler({ c, deps, params, query }) {
+      return c.json(
+        await deps.store.audit.queries.shadowReport(params.id, {
+          from: query.from,
+          to: query.to,
+          examples: query.examples,
+        }),
+      )
+    },
+  }),
   defineRoute({
     method: 'POST',
     path: '/policies/validate-expression',

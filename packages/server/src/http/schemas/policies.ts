@@ -1,6 +1,7 @@
-import { POLICY_TYPES, policyTargetSchema } from '@palisade/store'
+import { POLICY_ENFORCEMENTS, POLICY_TYPES, policyTargetSchema } from '@palisade/store'
 import * as v from 'valibot'
 import { pageQuery } from '../pagination.js'
+import { dateTime } from './audit.js'
 import { optionalBoolean, policyName, search, text, uuid } from './common.js'
 
 const target = policyTargetSchema
@@ -19,6 +20,7 @@ const policyFields = {
   mask_expression: expression,
   decision_function_id: v.nullish(uuid),
   is_enabled: optionalBoolean,
+  enforcement: v.nullish(v.picklist(POLICY_ENFORCEMENTS, 'expected enforce or shadow')),
   definition: v.nullish(v.object({ filter_expression: expression, mask_expression: expression })),
 }
 
@@ -34,6 +36,20 @@ export const updatePolicyBody = v.object({ ...v.partial(v.object(policyFields)).
 export const validateExpressionBody = v.object({
   expression: v.string('expected a string'),
   is_mask: optionalBoolean,
+})
+
+/** Query of `GET /policies/{id}/shadow-report`: a window and how many examples. */
+export const shadowReportQuery = v.object({
+  from: v.optional(dateTime),
+  to: v.optional(dateTime),
+  examples: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,3}$/, 'must be an integer from 0 to 100'),
+      v.transform(Number),
+      v.maxValue(100, 'must be an integer from 0 to 100'),
+    ),
+  ),
 })
 
 /** Query of `GET /policies`. */
