@@ -102,6 +102,7 @@ export interface Policy {
   mask_expression: string | null
   decision_function_id: string | null
   is_enabled: boolean
+  enforcement?: 'enforce' | 'shadow'
   version: number
   assignment_count: number
   assignments?: Assignment[]
@@ -145,6 +146,8 @@ export interface QueryAuditEntry {
   client_info: string | null
   status: 'success' | 'error' | 'denied'
   error_message: string | null
+  shadow_policies?: string | null
+  shadow_denied?: boolean | null
   created_at: string
 }
 

@@ -137,6 +137,7 @@ describe('validateExpression (spec 1.3)', () => {
       ),
     ).toEqual({
       valid: true,
+      masks: [],
       variables: ['tenant', 'region'],
     })
   })

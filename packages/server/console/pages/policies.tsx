@@ -93,6 +93,7 @@ export function PolicyPage(props: { id: string }) {
               policy={p}
               onSaved={policy.reload}
             />
+            {p?.enforcement === 'shadow' && <ShadowReport policy={p} />}
             {p && <PolicyAssignments policy={p} onChanged={policy.reload} />}
             {p && <DeletePolicy policy={p} />}
           </>
@@ -206,6 +207,7 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
   const [mask, setMask] = useState(p?.mask_expression ?? '')
   const [fnId, setFnId] = useState(p?.decision_function_id ?? '')
   const [enabled, setEnabled] = useState(p?.is_enabled ?? true)
+  const [enforcement, setEnforcement] = useState<string>(p?.enforcement ?? 'enforce')
   const functions = useOptions<DecisionFunction>(
     '/decision-functions',
     (f) => f.name,
@@ -229,6 +231,7 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
     mask_expression: type === 'column_mask' ? mask : null,
     decision_function_id: fnId || null,
     is_enabled: enabled,
+    enforcement,
   })
   const save = (e: Event) => {
     e.preventDefault()
@@ -329,11 +332,21 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
           value={mask}
           onChange={setMask}
           invalid={check.state === 'invalid'}
-          hint="e.g. left(email, 1) || '***'"
+          hint="e.g. left(email, 1) || '***', or a library mask: mask.email(email), mask.hash(email), mask.partial(name, 1, 0)"
         />
       )}
       <ExpressionStatus check={check} />
       <Checkbox label="Enabled" checked={enabled} onChange={setEnabled} />
+      <Select
+        label="Enforcement"
+        name="policy-enforcement"
+        value={enforcement}
+        options={[
+          ['enforce', 'enforce (applied to every statement)'],
+          ['shadow', 'shadow (evaluated and audited, never applied)'],
+        ]}
+        onChange={setEnforcement}
+      />
       {conflict ? (
         <div class="state error" role="alert">
           <strong>Version conflict:</strong> someone saved this policy after you opened it (
@@ -495,6 +508,78 @@ function DeletePolicy(props: { policy: Policy }) {
       <button type="button" class="danger" onClick={remove} disabled={action.busy}>
         Delete policy
       </button>
+    </div>
+  )
+}
+
+interface ShadowReportAnswer {
+  statements: number
+  would_deny: number
+  users: { user_id: string; username: string; statements: number; would_deny: number }[]
+  examples: {
+    id: string
+    created_at: string
+    username: string
+    original_query: string
+    would_deny: boolean
+  }[]
+}
+
+/** What this policy, in shadow mode, would have done over the last week of the query audit. */
+function ShadowReport(props: { policy: Policy }) {
+  const report = useLoad(
+    () =>
+      api<ShadowReportAnswer>(
+        'GET',
+        `/policies/${props.policy.id}/shadow-report?from=${encodeURIComponent(new Date(Date.now() - 7 * 86_400_000).toISOString())}`,
+      ),
+    [props.policy.id, props.policy.version],
+  )
+  return (
+    <div class="card">
+      <h2>Shadow report (last 7 days)</h2>
+      <Show
+        result={report}
+        what="the shadow report"
+        isEmpty={(r) => r.statements === 0}
+        empty="No statement has met this policy yet."
+      >
+        {(r) => (
+          <>
+            <p>
+              Matched {r.statements} statement{r.statements === 1 ? '' : 's'} of {r.users.length}{' '}
+              user{r.users.length === 1 ? '' : 's'}; enforcing it would have refused {r.would_deny}.
+            </p>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">User</th>
+                  <th scope="col">Statements</th>
+                  <th scope="col">Would be refused</th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.users.map((u) => (
+                  <tr key={u.user_id}>
+                    <td>{u.username}</td>
+                    <td>{u.statements}</td>
+                    <td>{u.would_deny}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <h3>Latest statements</h3>
+            <ul>
+              {r.examples.map((e) => (
+                <li key={e.id}>
+                  <code>{e.original_query}</code> by {e.username}
+                  {e.would_deny ? ' (would be refused)' : ''}
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </Show>
     </div>
   )
 }

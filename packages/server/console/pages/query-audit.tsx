@@ -182,6 +182,17 @@ function QueryDetail(props: { entry: QueryAuditEntry; onClose: () => void }) {
           </pre>
         </div>
       </div>
+      {entry.shadow_policies && (
+        <>
+          <h3>Shadow policies (not applied)</h3>
+          <p>
+            {applied({ ...entry, policies_applied: entry.shadow_policies })
+              .map((p) => `${p.name} v${p.version}`)
+              .join(', ') || 'none matched'}
+            {entry.shadow_denied ? '; enforcing them would have refused this statement.' : '.'}
+          </p>
+        </>
+      )}
       <h3>Policies applied</h3>
       {policies.length === 0 ? (
         <p class="state empty">No policy matched the tables this statement read.</p>

@@ -203,6 +203,35 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
     expect(await server.store.policies.list({ search: 'no-name' })).toMatchObject({ total: 0 })
   })
 
+  it("switches a policy to shadow mode and shows what it would have done", async () => {
+    await goTo('Policies')
+    await page.getByRole('link', { name: 'secrets-hide' }).click()
+    await page.getByLabel('Enforcement').selectOption('shadow')
+    await page.getByRole('button', { name: 'Save policy' }).click()
+    await page.getByRole('heading', { name: 'Shadow report (last 7 days)' }).waitFor()
+    const alice = new pg.Client({
+      host: '127.0.0.1',
+      port: server.dataPlane.port,
+      user: 'alice',
+      password: PASSWORD,
+      database: 'shop',
+    })
+    await alice.connect()
+    // Not applied: alice reads the table the shadow deny would hide.
+    expect((await alice.query('SELECT value FROM secrets')).rows).toEqual([{ value: 'the recipe' }])
+    await alice.end()
+    await server.store.audit.queries.flush()
+    await page.reload()
+    // A reload drops the in-memory token: sign in again, then open the policy.
+    await page.getByLabel('Username').fill('console-admin')
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await goTo('Policies')
+    await page.getByRole('link', { name: 'secrets-hide' }).click()
+    await page.getByText(/Matched 1 statement of 1 user; enforcing it would have refused 1\./).waitFor()
+    await shot('shadow-report')
+  })
+
   it('says "forbidden" when the account stops being an admin, and signs out', async () => {
     const me = await server.store.users.findByUsername('console-admin')
     await server.store.users.update(me?.id as string, { is_admin: false }, seeded.admin.id)

@@ -288,7 +288,12 @@ export function sessionsCases(makeStore: MakeStore): void {
         roles: [child.name, parent.name],
         attributes: { tenant: 3 },
       })
-      expect(input.datasource).toEqual({ id: ds.id, name: ds.name, accessMode: 'policy_required' })
+      expect(input.datasource).toEqual({
+        maskKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+        id: ds.id,
+        name: ds.name,
+        accessMode: 'policy_required',
+      })
       expect(input.attributeDefinitions).toEqual([
         { key: 'tenant', valueType: 'integer', defaultValue: 0 },
       ])
