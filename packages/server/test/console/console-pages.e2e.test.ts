@@ -203,7 +203,7 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
     expect(await server.store.policies.list({ search: 'no-name' })).toMatchObject({ total: 0 })
   })
 
-  it("switches a policy to shadow mode and shows what it would have done", async () => {
+  it('switches a policy to shadow mode and shows what it would have done', async () => {
     await goTo('Policies')
     await page.getByRole('link', { name: 'secrets-hide' }).click()
     await page.getByLabel('Enforcement').selectOption('shadow')
@@ -228,7 +228,9 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click()
     await goTo('Policies')
     await page.getByRole('link', { name: 'secrets-hide' }).click()
-    await page.getByText(/Matched 1 statement of 1 user; enforcing it would have refused 1\./).waitFor()
+    await page
+      .getByText(/Matched 1 statement of 1 user; enforcing it would have refused 1\./)
+      .waitFor()
     await shot('shadow-report')
   })
 
