@@ -86,13 +86,6 @@ export class UndefinedTableError extends PalisadeError {
   }
 }
 
-/** A denied, disallowed or missing column. */
-export class UndefinedColumnError extends PalisadeError {
-  constructor(name: string) {
-    super(SqlState.UndefinedColumn, `column "${name}" does not exist`)
-  }
-}
-
 /** A function outside the allowlist, worded like a missing function. */
 export class UndefinedFunctionError extends PalisadeError {
   constructor(signature: string) {

@@ -54,9 +54,6 @@ export const boundedString = (min: number, max: number) =>
     v.maxLength(max, `must be at most ${max} characters`),
   )
 
-/** An optional field where `null` means "use the default" (admin-api 1.2). */
-export const optionalNullish = <S extends v.GenericSchema>(schema: S) => v.nullish(schema)
-
 /** A lowercase hyphenated UUID. */
 export const uuidString = v.pipe(
   v.string('expected a uuid'),

@@ -22,10 +22,6 @@ export function loadParser(): Promise<void> {
   return loading
 }
 
-export function isParserLoaded(): boolean {
-  return loaded
-}
-
 const parseCache = new BoundedCache<string, readonly ParsedStatement[]>(2000)
 
 /** Inputs longer than this are parsed every time instead of filling the cache. */

@@ -49,15 +49,3 @@ export function targetsMatchLineage(
     ),
   )
 }
-
-/** Whether any target entry names this column of the table. */
-export function targetsMatchColumn(
-  targets: readonly PolicyTarget[],
-  schema: string,
-  table: string,
-  column: string,
-): boolean {
-  return targets.some(
-    (t) => targetMatchesTable(t, schema, table) && matchesAny(t.columns ?? undefined, column),
-  )
-}

@@ -61,12 +61,11 @@ export function compileSessionSync(
   const enforcedAll = input.policies.map((p) =>
     p.enforcement === 'shadow' ? { ...p, enforcement: 'enforce' as const } : p,
   )
-  session.shadow = {
-    session: compileOne({ ...input, policies: enforcedAll }, options),
-    ids: new Set(shadowed.map((p) => p.id)),
-  }
-  // A worker thread recompiles from the whole input, shadow policies included.
-  if (session.isolationInput) session.isolationInput = input
+  const twin = compileOne({ ...input, policies: enforcedAll }, options)
+  session.shadow = { session: twin, ids: new Set(shadowed.map((p) => p.id)) }
+  // A worker thread recompiles from the whole input, shadow policies included, and only when
+  // every policy is deterministic (the twin holds them all).
+  session.isolationInput = session.isolationInput && twin.isolationInput ? input : undefined
   return session
 }
 

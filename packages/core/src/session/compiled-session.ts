@@ -1,14 +1,13 @@
 import { type AstNode, stringConst, typeCast } from '../ast/node.js'
 import { BoundedCache } from '../bounded-cache.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
-import type { DecisionBinding } from '../policy/policy.types.js'
 import type {
   AttributeDefinition,
   SessionDatasource,
   SessionInput,
   SessionUser,
 } from '../session-context.types.js'
-import type { PolicyOutcome, PolicyRuntime, TablePolicies } from './policy-runtime.js'
+import type { PolicyOutcome, TablePolicies } from './policy-runtime.js'
 import { buildScanPlan, type ExposedTable, type ScanPlan } from './scan-plan.js'
 
 /** One exposed table of the session's datasource with the policies that target it. */
@@ -48,9 +47,6 @@ export interface SchemaEntry {
   readonly visible: string
   readonly tables: ReadonlyMap<string, TableEntry>
 }
-
-/** The query-time decision hook: evaluates a query-context decision function. */
-export type QueryDecider = (binding: DecisionBinding, runtime: PolicyRuntime) => PolicyOutcome
 
 /**
  * A session compiled for rewriting: the visible catalog, every table's scan plan and the

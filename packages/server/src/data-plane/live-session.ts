@@ -11,6 +11,21 @@ export function sessionGone(): WireError {
 }
 
 /**
+ * Upstream versions seen per datasource, kept per data plane (its backend), so a new session
+ * compiles for the right catalog and two data planes in one process never share a guess.
+ */
+const serverVersions = new WeakMap<DataPlaneBackend, Map<string, number>>()
+
+function versionsOf(backend: DataPlaneBackend): Map<string, number> {
+  let versions = serverVersions.get(backend)
+  if (!versions) {
+    versions = new Map()
+    serverVersions.set(backend, versions)
+  }
+  return versions
+}
+
+/**
  * A connected client's compiled session. A change that affects it marks it stale; the next
  * statement rebuilds it first (a statement already running finishes under the old context).
  * A failed rebuild removes the context for good.
@@ -37,15 +52,9 @@ export class LiveSession {
     this.#backend = backend
   }
 
-  /** Upstream versions seen per datasource: a new session compiles for the right catalog. */
-  static readonly #serverVersions = new Map<string, number>()
-
   /** Compiles a new live session from its input. */
   static async create(input: SessionInput, backend: DataPlaneBackend): Promise<LiveSession> {
-    const versioned = withServerVersion(
-      input,
-      LiveSession.#serverVersions.get(input.datasource.id ?? ''),
-    )
+    const versioned = withServerVersion(input, versionsOf(backend).get(input.datasource.id ?? ''))
     return new LiveSession(versioned, await compileSession(versioned), backend)
   }
 
@@ -55,7 +64,7 @@ export class LiveSession {
    */
   async useServerVersion(version: number | undefined): Promise<void> {
     if (version === undefined) return
-    LiveSession.#serverVersions.set(this.datasourceId, version)
+    versionsOf(this.#backend).set(this.datasourceId, version)
     if (this.#input.datasource.serverVersion === version) return
     this.#input = withServerVersion(this.#input, version)
     this.#compiled = await compileSession(this.#input)
