@@ -72,6 +72,16 @@ describe('library masks expanded by the rewriter', () => {
     ])
   })
 
+  it('takes boolean and number literals as constants, cast to the column type', async () => {
+    const policies = [
+      mask('public', 'orders', 'status', 'mask.constant(true)'),
+      mask('public', 'orders', 'note', 'mask.constant(-1)'),
+    ]
+    expect(await rows(policies, 'SELECT DISTINCT status, note FROM orders')).toEqual([
+      { status: 'true', note: '-1' },
+    ])
+  })
+
   it('hashes with the datasource key: same key, same hash; another key, another hash', async () => {
     const policies = [mask('public', 'customers', 'email', 'mask.hash(email)')]
     const sql = 'SELECT email FROM customers ORDER BY id LIMIT 1'

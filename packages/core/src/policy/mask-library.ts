@@ -147,13 +147,15 @@ function definitionOf(call: Pg.FuncCall): { name: string; definition: MaskDefini
 /** A literal's value, or undefined when the node is not a plain constant. */
 function literalOf(
   node: AstNode | undefined,
-): { kind: 'int' | 'float' | 'string' | 'null'; value: string } | undefined {
+): { kind: 'int' | 'float' | 'string' | 'bool' | 'null'; value: string } | undefined {
   const body = (node as { A_Const?: Pg.A_Const } | undefined)?.A_Const
   if (!body) return undefined
   if (body.isnull) return { kind: 'null', value: 'NULL' }
   if (body.ival !== undefined) return { kind: 'int', value: String(body.ival.ival ?? 0) }
   if (body.fval !== undefined) return { kind: 'float', value: String(body.fval.fval) }
   if (body.sval !== undefined) return { kind: 'string', value: String(body.sval.sval ?? '') }
+  if (body.boolval !== undefined)
+    return { kind: 'bool', value: String(body.boolval.boolval ?? false) }
   return undefined
 }
 
