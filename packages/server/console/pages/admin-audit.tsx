@@ -2,6 +2,7 @@ import { Fragment } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, type Page, queryString } from '../api'
 import type { AdminAuditEntry } from '../types'
+import { instant } from '../ui/format'
 import { Select, TextField } from '../ui/forms'
 import { PagerFor } from '../ui/paged'
 import { Show, useLoad } from '../ui/states'
@@ -105,8 +106,8 @@ export function AdminAuditPage() {
   const filters = {
     resource_type: resourceType || undefined,
     action: action || undefined,
-    from: from ? new Date(from).toISOString() : undefined,
-    to: to ? new Date(to).toISOString() : undefined,
+    from: instant(from),
+    to: instant(to),
   }
   const list = useLoad(
     () =>

@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import type { Assignment, Datasource, DatasourceType, Role, User } from '../types'
+import { DeleteCard } from '../ui/delete-card'
+import { assignmentScope } from '../ui/format'
 import { ActionError, Checkbox, Select, TextArea, TextField, useAction } from '../ui/forms'
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
@@ -416,13 +418,7 @@ function DatasourceAssignments(props: { ds: Datasource }) {
                     <Link to={`/policies/${a.policy_id}`}>{a.policy_name}</Link>
                   </td>
                   <td>{a.policy_type}</td>
-                  <td>
-                    {a.scope === 'all'
-                      ? 'all users'
-                      : a.scope === 'user'
-                        ? `user ${a.username}`
-                        : `role ${a.role_name}`}
-                  </td>
+                  <td>{assignmentScope(a)}</td>
                   <td>{a.priority}</td>
                   <td>
                     <button type="button" class="link" onClick={() => unassign(a)}>
@@ -441,21 +437,12 @@ function DatasourceAssignments(props: { ds: Datasource }) {
 }
 
 function DeleteDatasource(props: { ds: Datasource }) {
-  const action = useAction()
-  const remove = () => {
-    if (!confirm(`Delete datasource ${props.ds.name}? Every session on it ends.`)) return
-    void action.run(async () => {
-      await api('DELETE', `/datasources/${props.ds.id}`)
-      navigate('/datasources')
-    })
-  }
   return (
-    <div class="card danger">
-      <h2>Delete</h2>
-      <ActionError error={action.error} />
-      <button type="button" class="danger" onClick={remove} disabled={action.busy}>
-        Delete datasource
-      </button>
-    </div>
+    <DeleteCard
+      label="Delete datasource"
+      question={() => `Delete datasource ${props.ds.name}? Every session on it ends.`}
+      path={`/datasources/${props.ds.id}`}
+      back="/datasources"
+    />
   )
 }

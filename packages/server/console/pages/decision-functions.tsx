@@ -1,7 +1,16 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import type { DecisionFunction } from '../types'
-import { ActionError, Checkbox, Select, TextArea, TextField, useAction } from '../ui/forms'
+import { DeleteCard } from '../ui/delete-card'
+import {
+  ActionError,
+  Checkbox,
+  SaveError,
+  Select,
+  TextArea,
+  TextField,
+  useAction,
+} from '../ui/forms'
 import { PagerFor, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
 import { Show, useLoad } from '../ui/states'
@@ -219,16 +228,7 @@ function FunctionEditor(props: { fn: DecisionFunction | null; onSaved: () => voi
           checked={enabled}
           onChange={setEnabled}
         />
-        {save.error?.code === 'version_conflict' ? (
-          <div class="state error" role="alert">
-            <strong>Version conflict:</strong> someone saved this function after you opened it.{' '}
-            <button type="button" onClick={props.onSaved}>
-              Reload function
-            </button>
-          </div>
-        ) : (
-          <ActionError error={save.error} />
-        )}
+        <SaveError error={save.error} what="function" onReload={props.onSaved} />
         <button type="submit" class="primary" disabled={save.busy}>
           {f ? 'Save function' : 'Create function'}
         </button>
@@ -287,21 +287,12 @@ function FunctionEditor(props: { fn: DecisionFunction | null; onSaved: () => voi
 }
 
 function DeleteFunction(props: { fn: DecisionFunction }) {
-  const action = useAction()
-  const remove = () => {
-    if (!confirm(`Delete decision function ${props.fn.name}?`)) return
-    void action.run(async () => {
-      await api('DELETE', `/decision-functions/${props.fn.id}`)
-      navigate('/decision-functions')
-    })
-  }
   return (
-    <div class="card danger">
-      <h2>Delete</h2>
-      <ActionError error={action.error} />
-      <button type="button" class="danger" onClick={remove} disabled={action.busy}>
-        Delete function
-      </button>
-    </div>
+    <DeleteCard
+      label="Delete function"
+      question={() => `Delete decision function ${props.fn.name}?`}
+      path={`/decision-functions/${props.fn.id}`}
+      back="/decision-functions"
+    />
   )
 }

@@ -1,10 +1,20 @@
 import { useEffect, useState } from 'preact/hooks'
 import { type ApiFailure, api } from '../api'
 import type { Assignment, Datasource, DecisionFunction, Policy, Role, Target, User } from '../types'
-import { ActionError, Checkbox, Select, TextArea, TextField, useAction } from '../ui/forms'
+import { DeleteCard } from '../ui/delete-card'
+import { assignmentScope } from '../ui/format'
+import {
+  ActionError,
+  Checkbox,
+  SaveError,
+  Select,
+  TextArea,
+  TextField,
+  useAction,
+} from '../ui/forms'
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
-import { ErrorBox, Show, useLoad } from '../ui/states'
+import { Show, useLoad } from '../ui/states'
 
 export const POLICY_TYPES = [
   'row_filter',
@@ -216,7 +226,6 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
   const action = useAction()
   const expression = type === 'row_filter' ? filter : type === 'column_mask' ? mask : ''
   const check = useExpressionCheck(expression, type === 'column_mask')
-  const conflict = action.error?.code === 'version_conflict'
 
   const body = () => ({
     name,
@@ -347,17 +356,7 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
         ]}
         onChange={setEnforcement}
       />
-      {conflict ? (
-        <div class="state error" role="alert">
-          <strong>Version conflict:</strong> someone saved this policy after you opened it (
-          {action.error?.message}). Reload to see their version, then apply your change again.{' '}
-          <button type="button" onClick={props.onSaved}>
-            Reload policy
-          </button>
-        </div>
-      ) : (
-        <ActionError error={action.error} />
-      )}
+      <SaveError error={action.error} what="policy" onReload={props.onSaved} />
       <button type="submit" class="primary" disabled={action.busy}>
         {p ? 'Save policy' : 'Create policy'}
       </button>
@@ -429,13 +428,7 @@ function PolicyAssignments(props: { policy: Policy; onChanged: () => void }) {
                 <td>
                   <Link to={`/datasources/${a.datasource_id}`}>{a.datasource_name}</Link>
                 </td>
-                <td>
-                  {a.scope === 'all'
-                    ? 'all users'
-                    : a.scope === 'user'
-                      ? `user ${a.username}`
-                      : `role ${a.role_name}`}
-                </td>
+                <td>{assignmentScope(a)}</td>
                 <td>{a.priority}</td>
                 <td>
                   <button type="button" class="link" onClick={() => unassign(a)}>
@@ -493,22 +486,13 @@ function PolicyAssignments(props: { policy: Policy; onChanged: () => void }) {
 }
 
 function DeletePolicy(props: { policy: Policy }) {
-  const action = useAction()
-  const remove = () => {
-    if (!confirm(`Delete policy ${props.policy.name}? Its assignments go with it.`)) return
-    void action.run(async () => {
-      await api('DELETE', `/policies/${props.policy.id}`)
-      navigate('/policies')
-    })
-  }
   return (
-    <div class="card danger">
-      <h2>Delete</h2>
-      {action.error && <ErrorBox error={action.error} />}
-      <button type="button" class="danger" onClick={remove} disabled={action.busy}>
-        Delete policy
-      </button>
-    </div>
+    <DeleteCard
+      label="Delete policy"
+      question={() => `Delete policy ${props.policy.name}? Its assignments go with it.`}
+      path={`/policies/${props.policy.id}`}
+      back="/policies"
+    />
   )
 }
 

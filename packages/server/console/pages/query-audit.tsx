@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, type Page, queryString } from '../api'
 import type { Datasource, QueryAuditEntry, User } from '../types'
+import { instant } from '../ui/format'
 import { Select, TextField } from '../ui/forms'
 import { PagerFor, useOptions } from '../ui/paged'
 import type { Route } from '../ui/router'
@@ -11,11 +12,6 @@ interface AppliedPolicy {
   version: number
   name: string
   decision: { result?: { fire: boolean }; error?: string | null } | null
-}
-
-/** `datetime-local` text (the browser's zone) to an ISO instant, or undefined. */
-function instant(local: string): string | undefined {
-  return local ? new Date(local).toISOString() : undefined
 }
 
 function applied(entry: QueryAuditEntry): AppliedPolicy[] {

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import type { EffectiveMember, Role, RoleDetail, User } from '../types'
+import { DeleteCard } from '../ui/delete-card'
 import { ActionError, Checkbox, Select, TextField, useAction } from '../ui/forms'
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
@@ -308,22 +309,17 @@ function RoleReach(props: { role: RoleDetail }) {
 }
 
 function DeleteRole(props: { role: RoleDetail }) {
-  const action = useAction()
-  const remove = () =>
-    action.run(async () => {
-      const impact = await api<Record<string, number>>('GET', `/roles/${props.role.id}/impact`)
-      const summary = `${impact['affected_users']} users, ${impact['affected_assignments']} assignments, ${impact['affected_datasource_access']} access rows, ${impact['affected_child_roles']} child roles`
-      if (!confirm(`Delete role ${props.role.name}? This affects ${summary}.`)) return
-      await api('DELETE', `/roles/${props.role.id}`)
-      navigate('/roles')
-    })
+  const question = async () => {
+    const impact = await api<Record<string, number>>('GET', `/roles/${props.role.id}/impact`)
+    const summary = `${impact['affected_users']} users, ${impact['affected_assignments']} assignments, ${impact['affected_datasource_access']} access rows, ${impact['affected_child_roles']} child roles`
+    return `Delete role ${props.role.name}? This affects ${summary}.`
+  }
   return (
-    <div class="card danger">
-      <h2>Delete</h2>
-      <ActionError error={action.error} />
-      <button type="button" class="danger" onClick={remove} disabled={action.busy}>
-        Delete role
-      </button>
-    </div>
+    <DeleteCard
+      label="Delete role"
+      question={question}
+      path={`/roles/${props.role.id}`}
+      back="/roles"
+    />
   )
 }

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import type { Datasource } from '../types'
+import { instant } from '../ui/format'
 import { ActionError, Checkbox, Select, TextArea, TextField, useAction } from '../ui/forms'
 import { useOptions } from '../ui/paged'
 
@@ -68,7 +69,7 @@ export function SimulationPage() {
           execute,
           window: {
             max_queries: Number(maxQueries),
-            ...(from ? { from: new Date(from).toISOString() } : {}),
+            ...(from ? { from: instant(from) } : {}),
           },
         }),
       )

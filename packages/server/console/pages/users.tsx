@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, type Page } from '../api'
 import type { AttributeDefinition, Datasource, RoleRef, User } from '../types'
+import { DeleteCard } from '../ui/delete-card'
 import { ActionError, Checkbox, Select, TextField, useAction } from '../ui/forms'
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
@@ -402,21 +403,12 @@ function SetPassword(props: { user: User }) {
 }
 
 function DeleteUser(props: { user: User }) {
-  const action = useAction()
-  const remove = () => {
-    if (!confirm(`Delete user ${props.user.username}? Their sessions end at once.`)) return
-    void action.run(async () => {
-      await api('DELETE', `/users/${props.user.id}`)
-      navigate('/users')
-    })
-  }
   return (
-    <div class="card danger">
-      <h2>Delete</h2>
-      <ActionError error={action.error} />
-      <button type="button" class="danger" onClick={remove} disabled={action.busy}>
-        Delete user
-      </button>
-    </div>
+    <DeleteCard
+      label="Delete user"
+      question={() => `Delete user ${props.user.username}? Their sessions end at once.`}
+      path={`/users/${props.user.id}`}
+      back="/users"
+    />
   )
 }

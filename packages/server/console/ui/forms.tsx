@@ -28,6 +28,23 @@ export function ActionError(props: { error: ApiFailure | null }) {
   return props.error ? <ErrorBox error={props.error} /> : null
 }
 
+/**
+ * The error of a versioned save: a version conflict says so, with a button to reload the
+ * object; anything else is shown as any failed action.
+ */
+export function SaveError(props: { error: ApiFailure | null; what: string; onReload: () => void }) {
+  if (props.error?.code !== 'version_conflict') return <ActionError error={props.error} />
+  return (
+    <div class="state error" role="alert">
+      <strong>Version conflict:</strong> someone saved this {props.what} after you opened it (
+      {props.error.message}). Reload to see their version, then apply your change again.{' '}
+      <button type="button" onClick={props.onReload}>
+        Reload {props.what}
+      </button>
+    </div>
+  )
+}
+
 let nextId = 0
 /** A labelled control: the label's `for` points at the control, for screen readers. */
 export function Field(props: {
