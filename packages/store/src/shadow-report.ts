@@ -1,5 +1,5 @@
 import { and, count, desc, type SQL, sql } from 'drizzle-orm'
-import { invalidParameter, type TimeInput, timeRange } from './audit-filters.js'
+import { invalidParameter, parseTime, type TimeInput, timeRange } from './audit-filters.js'
 import type { Db } from './db.js'
 import { queryAuditLog } from './schema/index.js'
 
@@ -80,8 +80,8 @@ export async function shadowReport(
   }))
   return {
     policy_id: policyId,
-    from: filter.from === undefined ? null : new Date(filter.from).toISOString(),
-    to: filter.to === undefined ? null : new Date(filter.to).toISOString(),
+    from: parseTime('from', filter.from)?.toISOString() ?? null,
+    to: parseTime('to', filter.to)?.toISOString() ?? null,
     statements: byUser.reduce((n, u) => n + u.statements, 0),
     would_deny: byUser.reduce((n, u) => n + u.would_deny, 0),
     users: byUser,
