@@ -105,6 +105,9 @@ export function buildScanPlan(
     columns: new Set(allColumns),
   }
   const masked = new Set<string>()
+  // Types of masked columns (library masks cast to them), indexed only when the table has masks.
+  const typeOf =
+    masks.length > 0 ? new Map(table.table.columns.map((c) => [c.name, c.type])) : undefined
   try {
     const targets = columns.map((column) => {
       const mask = lowestPriorityMask(masks, lineage, column)
@@ -112,7 +115,7 @@ export function buildScanPlan(
       masked.add(column)
       if (!mask.mask)
         throw new AccessRulesError(`mask expression on ${schema}.${tableName} is invalid`)
-      const type = table.table.columns.find((c) => c.name === column)?.type ?? 'text'
+      const type = typeOf?.get(column) ?? 'text'
       return resTarget(bindMask(mask.mask, target, env, { name: column, type }), column)
     })
     const where = and(...filters.map((p) => bindFilter(p.requireFilter(), target, env)))
