@@ -49,4 +49,9 @@ export interface SessionInput {
   anchors?: readonly ColumnAnchor[]
   /** Changes whenever the session is rebuilt; part of the rewrite cache key. */
   epoch?: number
+  /**
+   * When a grant window this session depends on starts or ends (epoch milliseconds): a live
+   * session is rebuilt at its first statement from then on.
+   */
+  validUntil?: number
 }

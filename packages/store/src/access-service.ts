@@ -1,8 +1,16 @@
-import { and, asc, eq, inArray } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm'
 import * as v from 'valibot'
+import { accessEvent, grantAccess, subjectRow } from './access-grant.js'
 import { type StoreContext, sortedUnique } from './context.js'
 import { requireDatasource } from './datasources-service.js'
-import { type ErrorDetail, StoreError } from './errors.js'
+import { type ErrorDetail, ResourceNotFoundError, StoreError } from './errors.js'
+import {
+  type GrantWindow,
+  toWindow,
+  type WindowInput,
+  windowFields,
+  windowIfSet,
+} from './grant-window.js'
 import { uuidv7 } from './ids.js'
 import { membersOf } from './role-graph.js'
 import { datasourceAccess, roles, users } from './schema/index.js'
@@ -13,8 +21,29 @@ import { parseBody, uuidString } from './validation.js'
 export interface DatasourceAccessSummary {
   datasource_id: string
   all: boolean
-  users: { id: string; username: string }[]
-  roles: { id: string; name: string; is_active: boolean }[]
+  users: ({ id: string; username: string } & AccessWindow)[]
+  roles: ({ id: string; name: string; is_active: boolean } & AccessWindow)[]
+}
+
+/** A time-bound access row's window (both null for a lasting one). */
+export interface AccessWindow {
+  valid_from?: string | null
+  valid_until?: string | null
+}
+
+const windowCols = {
+  validFrom: datasourceAccess.validFrom,
+  validUntil: datasourceAccess.validUntil,
+}
+
+/** Rows that have not ended (an ended row awaits the expiry sweep and no longer counts). */
+const notEnded = or(
+  isNull(datasourceAccess.validUntil),
+  gt(datasourceAccess.validUntil, sql`now()`),
+)
+
+function withWindow<T>({ validFrom, validUntil, ...rest }: T & GrantWindow): T & AccessWindow {
+  return { ...(rest as T), ...windowIfSet({ validFrom, validUntil }) }
 }
 
 const idList = (field: string) =>
@@ -56,48 +85,106 @@ export class AccessService {
         and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, 'all')),
       )
     const userRows = await db
-      .select({ id: users.id, username: users.username })
+      .select({ id: users.id, username: users.username, ...windowCols })
       .from(datasourceAccess)
       .innerJoin(users, eq(users.id, datasourceAccess.userId))
       .where(
-        and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, 'user')),
+        and(
+          eq(datasourceAccess.datasourceId, datasourceId),
+          eq(datasourceAccess.scope, 'user'),
+          notEnded,
+        ),
       )
       .orderBy(asc(users.username))
     return {
       datasource_id: datasourceId,
       all: rows.length > 0,
-      users: userRows,
+      users: userRows.map(withWindow),
       roles: await this.listRoles(datasourceId),
     }
   }
 
-  /** Users with a user-scoped row, sorted by username. */
-  async listUsers(datasourceId: string): Promise<User[]> {
+  /** Users with a user-scoped row, sorted by username, each with its window. */
+  async listUsers(datasourceId: string): Promise<(User & AccessWindow)[]> {
     await requireDatasource(this.#ctx.db, datasourceId)
     const rows = await this.#ctx.db
-      .select({ user: users })
+      .select({ user: users, ...windowCols })
       .from(datasourceAccess)
       .innerJoin(users, eq(users.id, datasourceAccess.userId))
       .where(
-        and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, 'user')),
+        and(
+          eq(datasourceAccess.datasourceId, datasourceId),
+          eq(datasourceAccess.scope, 'user'),
+          notEnded,
+        ),
       )
       .orderBy(asc(users.username))
-    return rows.map((r) => toUser(r.user))
+    return rows.map((r) => ({ ...toUser(r.user), ...windowIfSet(r) }))
   }
 
-  /** Roles with a role-scoped row, sorted by name. */
+  /** Roles with a role-scoped row, sorted by name, each with its window. */
   async listRoles(
     datasourceId: string,
-  ): Promise<{ id: string; name: string; is_active: boolean }[]> {
+  ): Promise<({ id: string; name: string; is_active: boolean } & AccessWindow)[]> {
     await requireDatasource(this.#ctx.db, datasourceId)
-    return this.#ctx.db
-      .select({ id: roles.id, name: roles.name, is_active: roles.isActive })
+    const rows = await this.#ctx.db
+      .select({ id: roles.id, name: roles.name, is_active: roles.isActive, ...windowCols })
       .from(datasourceAccess)
       .innerJoin(roles, eq(roles.id, datasourceAccess.roleId))
       .where(
-        and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, 'role')),
+        and(
+          eq(datasourceAccess.datasourceId, datasourceId),
+          eq(datasourceAccess.scope, 'role'),
+          notEnded,
+        ),
       )
       .orderBy(asc(roles.name))
+    return rows.map(withWindow)
+  }
+
+  /**
+   * Grants one user or role access for a window (open bounds: from now, for good), creating or
+   * re-windowing its row; audited as data_source_access/grant_access with the window.
+   */
+  async grant(
+    datasourceId: string,
+    subject: { scope: 'user' | 'role'; id: string },
+    input: WindowInput,
+    actorId: string,
+  ): Promise<void> {
+    await this.#ctx.mutate(actorId, async (m) => {
+      await requireDatasource(m.tx, datasourceId, true)
+      const window = toWindow(parseBody(v.object(windowFields), input), m.now)
+      const table = subject.scope === 'user' ? users : roles
+      const [found] = await m.tx.select().from(table).where(eq(table.id, subject.id))
+      if (!found) throw new ResourceNotFoundError(subject.scope)
+      if ('isActive' in found && subject.scope === 'role' && !found.isActive) {
+        throw new StoreError('inactive_role', 'inactive roles cannot be granted access')
+      }
+      if (!(await grantAccess(m, datasourceId, subject, window))) m.noop()
+    })
+  }
+
+  /** Revokes one user's or role's access row; 404 when there is none. */
+  async revoke(
+    datasourceId: string,
+    subject: { scope: 'user' | 'role'; id: string },
+    actorId: string,
+  ): Promise<void> {
+    await this.#ctx.mutate(actorId, async (m) => {
+      await requireDatasource(m.tx, datasourceId, true)
+      const removed = await m.tx
+        .delete(datasourceAccess)
+        .where(and(subjectRow(datasourceId, subject), notEnded))
+        .returning()
+      if (removed.length === 0) throw new ResourceNotFoundError('access entry')
+      m.audit('data_source_access', datasourceId, 'revoke_access', {
+        datasource_id: datasourceId,
+        scope: subject.scope,
+        [`${subject.scope}_id`]: subject.id,
+      })
+      m.invalidate(await accessEvent(m.tx, datasourceId, subject))
+    })
   }
 
   /** Replaces the user-scoped list; audited as datasource/update `user_access`. */
@@ -200,7 +287,11 @@ export class AccessService {
       .select()
       .from(datasourceAccess)
       .where(
-        and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, scope)),
+        and(
+          eq(datasourceAccess.datasourceId, datasourceId),
+          eq(datasourceAccess.scope, scope),
+          notEnded,
+        ),
       )
     return sortedUnique(rows.map((r) => r.userId ?? r.roleId ?? r.datasourceId))
   }
@@ -212,14 +303,27 @@ export class AccessService {
     ids: readonly string[],
     now: Date,
   ): Promise<void> {
-    await db
-      .delete(datasourceAccess)
+    // Rows that stay keep their windows; only removed ids go and only new ids are inserted.
+    const keep = new Set(ids)
+    const rows = await db
+      .select()
+      .from(datasourceAccess)
       .where(
         and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, scope)),
       )
-    if (ids.length === 0) return
+    const present = new Set<string>()
+    const gone: string[] = []
+    for (const r of rows) {
+      const id = r.userId ?? r.roleId ?? r.datasourceId
+      const ended = r.validUntil !== null && r.validUntil <= now
+      if (keep.has(id) && !ended) present.add(id)
+      else gone.push(r.id)
+    }
+    if (gone.length > 0) await db.delete(datasourceAccess).where(inArray(datasourceAccess.id, gone))
+    const added = ids.filter((id) => !present.has(id))
+    if (added.length === 0) return
     await db.insert(datasourceAccess).values(
-      ids.map((id) => ({
+      added.map((id) => ({
         id: uuidv7(),
         datasourceId,
         scope,

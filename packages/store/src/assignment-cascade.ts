@@ -13,6 +13,7 @@ export type CascadeReason =
   | 'user_deleted'
   | 'datasource_deleted'
   | 'policy_deleted'
+  | 'expired'
 
 /** The flat `assign`/`unassign` audit shape (admin-api 1.6). */
 export function assignmentChanges(row: AssignmentRow, reason?: CascadeReason) {
@@ -24,6 +25,8 @@ export function assignmentChanges(row: AssignmentRow, reason?: CascadeReason) {
     user_id: row.userId,
     role_id: row.roleId,
     priority: row.priority,
+    ...(row.validFrom ? { valid_from: row.validFrom.toISOString() } : {}),
+    ...(row.validUntil ? { valid_until: row.validUntil.toISOString() } : {}),
     ...(reason ? { reason } : {}),
   }
 }

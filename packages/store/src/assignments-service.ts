@@ -1,10 +1,11 @@
-import { and, asc, eq, type SQL } from 'drizzle-orm'
+import { and, asc, eq, gt, isNull, or, type SQL, sql } from 'drizzle-orm'
 import * as v from 'valibot'
 import { assignmentChanges, assignmentEvent, removeAssignments } from './assignment-cascade.js'
 import { isoNow, type StoreContext } from './context.js'
 import { requireDatasource } from './datasources-service.js'
 import { type Db, onUniqueViolation } from './db.js'
 import { ResourceConflictError, ResourceNotFoundError, StoreError } from './errors.js'
+import { toWindow, windowFields, windowIfSet } from './grant-window.js'
 import { uuidv7 } from './ids.js'
 import { datasources, policies, policyAssignments, roles, users } from './schema/index.js'
 import { isPlainObject, parseBody, uuidString } from './validation.js'
@@ -24,6 +25,9 @@ export interface Assignment {
   role_id: string | null
   role_name: string | null
   priority: number
+  /** The validity window of a time-bound assignment (absent for a lasting one). */
+  valid_from?: string | null
+  valid_until?: string | null
   created_by: string | null
   created_at: string
 }
@@ -35,6 +39,8 @@ export interface AssignPolicyInput {
   user_id?: string | null
   role_id?: string | null
   priority?: number | null
+  valid_from?: string | null
+  valid_until?: string | null
 }
 
 const bodySchema = v.object({
@@ -50,6 +56,7 @@ const bodySchema = v.object({
       v.maxValue(1_000_000, 'must be 0-1000000'),
     ),
   ),
+  ...windowFields,
 })
 
 /** Assignments joined with policy, datasource, user and role names; sorted by priority. */
@@ -57,7 +64,10 @@ export async function listAssignments(
   db: Db,
   filter: { policyId?: string; datasourceId?: string; id?: string },
 ): Promise<Assignment[]> {
-  const conditions: SQL[] = []
+  // An assignment past its window no longer exists, even before the expiry sweep removes it.
+  const conditions: (SQL | undefined)[] = [
+    or(isNull(policyAssignments.validUntil), gt(policyAssignments.validUntil, sql`now()`)),
+  ]
   if (filter.policyId) conditions.push(eq(policyAssignments.policyId, filter.policyId))
   if (filter.datasourceId) conditions.push(eq(policyAssignments.datasourceId, filter.datasourceId))
   if (filter.id) conditions.push(eq(policyAssignments.id, filter.id))
@@ -95,6 +105,7 @@ export async function listAssignments(
     role_id: r.a.roleId,
     role_name: r.roleName,
     priority: r.a.priority,
+    ...windowIfSet(r.a),
     created_by: r.a.createdBy,
     created_at: isoNow(r.a.createdAt),
   }))
@@ -166,6 +177,20 @@ export class AssignmentsService {
       await exists(policies, body.policy_id, 'policy', 'policy_id')
       if (scope === 'user') await exists(users, body.user_id as string, 'user', 'user_id')
       if (scope === 'role') await exists(roles, body.role_id as string, 'role', 'role_id')
+      const window = toWindow(body, m.now)
+      // An ended copy the expiry sweep has not reached yet is expired here, audited as such.
+      const ended = await m.tx
+        .select()
+        .from(policyAssignments)
+        .where(
+          and(
+            eq(policyAssignments.policyId, body.policy_id),
+            eq(policyAssignments.datasourceId, datasourceId),
+            eq(policyAssignments.scope, scope),
+            sql`${policyAssignments.validUntil} <= now()`,
+          ),
+        )
+      await removeAssignments(m, ended, 'expired')
       const [row] = await onUniqueViolation(
         () =>
           m.tx
@@ -178,6 +203,7 @@ export class AssignmentsService {
               userId: scope === 'user' ? (body.user_id ?? null) : null,
               roleId: scope === 'role' ? (body.role_id ?? null) : null,
               priority: body.priority ?? 100,
+              ...window,
               createdBy: actorId,
               createdAt: m.now,
             })

@@ -2,7 +2,12 @@ import { and, asc, count, desc, eq, type SQL, sql } from 'drizzle-orm'
 import { type ExportedLink, linkOf } from './audit-chain.js'
 import { invalidParameter, type TimeInput, timeRange, uuidFilter } from './audit-filters.js'
 import type { StoreContext } from './context.js'
-import type { AuditAction, AuditResourceType } from './mutation.js'
+import {
+  AUDIT_ACTIONS,
+  AUDIT_RESOURCE_TYPES,
+  type AuditAction,
+  type AuditResourceType,
+} from './mutation.js'
 import { type Page, type PageInput, resolvePage } from './pagination.js'
 import { adminAuditLog } from './schema/index.js'
 
@@ -29,35 +34,8 @@ export interface AdminAuditFilter extends PageInput {
   until?: TimeInput
 }
 
-const RESOURCE_TYPES = new Set([
-  'user',
-  'role',
-  'policy',
-  'datasource',
-  'attribute_definition',
-  'policy_assignment',
-  'role_member',
-  'role_inheritance',
-  'data_source_access',
-  'decision_function',
-  'table_relationship',
-  'column_anchor',
-])
-const ACTIONS = new Set([
-  'create',
-  'update',
-  'delete',
-  'assign',
-  'unassign',
-  'add_member',
-  'remove_member',
-  'add_parent',
-  'remove_parent',
-  'grant_access',
-  'revoke_access',
-  'preview',
-  'simulate',
-])
+const RESOURCE_TYPES: ReadonlySet<string> = new Set(AUDIT_RESOURCE_TYPES)
+const ACTIONS: ReadonlySet<string> = new Set(AUDIT_ACTIONS)
 
 /** The filters of `GET /audit/admin` as one condition; 400 on a bad value. */
 function adminAuditWhere(filter: AdminAuditFilter): SQL | undefined {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import { AccessRequestsService } from './access-requests-service.js'
 import { AccessService } from './access-service.js'
 import { AssignmentsService } from './assignments-service.js'
 import { AttributesService } from './attributes-service.js'
@@ -22,6 +23,7 @@ import type { Db, StoreDriver } from './db.js'
 import { DecisionFunctionsService } from './decision-functions-service.js'
 import { openPgliteDriver } from './drivers/pglite.js'
 import { openPostgresDriver } from './drivers/postgres.js'
+import { GrantExpiry } from './grant-expiry.js'
 import { LoginAudit } from './login-audit.js'
 import { runMutation, runTransaction } from './mutation.js'
 import { PoliciesService } from './policies-service.js'
@@ -64,6 +66,8 @@ export interface CreateStoreOptions {
   onLoginAuditProblem?: (message: string) => void
   /** Change-feed listener problems and recoveries (PostgreSQL), for the operator log. */
   onChangeFeed?: (event: ChangeFeedEvent) => void
+  /** Whether this instance removes expired grants by itself (default true). */
+  grantExpiry?: boolean
   /** @internal Start PGlite from a `dumpDataDir()` snapshot (test fixtures). */
   loadDataDir?: Blob | File
 }
@@ -82,6 +86,10 @@ export interface Store {
   readonly decisionFunctions: DecisionFunctionsService
   readonly relationships: RelationshipsService
   readonly sessions: SessionContextBuilder
+  /** Users' requests for time-bound roles and datasource access. */
+  readonly accessRequests: AccessRequestsService
+  /** Removes grants past their validity window, audited (runs by itself; `sweep` for tests). */
+  readonly grantExpiry: Pick<GrantExpiry, 'sweep'>
   /** Admin tokens ended by logout. */
   readonly tokens: TokensService
   /** Failed and throttled logins of both planes, and cleared throttles. */
@@ -209,6 +217,8 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
   const users = new UsersService(context)
   const logins = new LoginAudit(driver.db, options.onLoginAuditProblem)
   const sessions = new SessionContextBuilder(context)
+  const grantExpiry = new GrantExpiry(context)
+  if (options.grantExpiry !== false) grantExpiry.start()
   let closed = false
   const transaction = <T>(
     fn: (scoped: ScopedStore) => Promise<T>,
@@ -250,6 +260,8 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     decisionFunctions: new DecisionFunctionsService(context),
     relationships: new RelationshipsService(context),
     sessions,
+    accessRequests: new AccessRequestsService(context),
+    grantExpiry,
     tokens: new TokensService(context),
     logins,
     audit: {
@@ -278,6 +290,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     async close() {
       if (closed) return
       closed = true
+      await grantExpiry.stop()
       await writer.close()
       await logins.flush()
       await driver.close()

@@ -1,6 +1,7 @@
 import type { EffectivePolicy, PolicyTarget, PolicyType } from '@palisade/core'
 import { eq } from 'drizzle-orm'
 import type { Db } from './db.js'
+import { inWindow } from './grant-window.js'
 import type { ResolvedRole } from './role-graph.js'
 import { datasources, decisionFunctions, policies, policyAssignments } from './schema/index.js'
 
@@ -37,18 +38,23 @@ export async function loadDatasourceAssignments(db: Db, datasourceId: string) {
     .where(eq(policyAssignments.datasourceId, datasourceId))
 }
 
-/** The assignments that reach one user: scope all, the user's own, and their resolved roles'. */
+/**
+ * The assignments that reach one user at `at` (epoch ms): scope all, the user's own, and their
+ * resolved roles', each only inside its validity window.
+ */
 export function reaching(
   rows: readonly Reaching[],
   userId: string,
   roles: readonly ResolvedRole[],
+  at = Date.now(),
 ): Reaching[] {
   const roleIds = new Set(roles.map((r) => r.id))
   return rows.filter(
     ({ a }) =>
-      a.scope === 'all' ||
-      (a.scope === 'user' && a.userId === userId) ||
-      (a.scope === 'role' && a.roleId !== null && roleIds.has(a.roleId)),
+      inWindow(a, at) &&
+      (a.scope === 'all' ||
+        (a.scope === 'user' && a.userId === userId) ||
+        (a.scope === 'role' && a.roleId !== null && roleIds.has(a.roleId))),
   )
 }
 

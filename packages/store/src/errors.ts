@@ -21,6 +21,9 @@ export type StoreErrorCode =
   | 'compile_failed'
   | 'role_cycle'
   | 'role_depth_exceeded'
+  | 'not_pending'
+  | 'self_approval'
+  | 'request_limit'
 
 const statusOf: Record<StoreErrorCode, number> = {
   invalid_parameter: 400,
@@ -37,6 +40,9 @@ const statusOf: Record<StoreErrorCode, number> = {
   compile_failed: 422,
   role_cycle: 422,
   role_depth_exceeded: 422,
+  not_pending: 409,
+  self_approval: 403,
+  request_limit: 409,
 }
 
 /**

@@ -3,7 +3,12 @@
  * `@palisade/store`: Palisade's resources, validation, admin and query audit, role graph,
  * session contexts and change feed, on embedded PGlite or PostgreSQL (drizzle-orm).
  */
-export type { AccessService, DatasourceAccessSummary } from './access-service.js'
+export type {
+  AccessRequest,
+  AccessRequestStatus,
+  AccessRequestsService,
+} from './access-requests-service.js'
+export type { AccessService, AccessWindow, DatasourceAccessSummary } from './access-service.js'
 export type { Assignment, AssignmentsService, AssignPolicyInput } from './assignments-service.js'
 export type {
   AttributeDefinitionRecord,
@@ -76,6 +81,8 @@ export {
   type StoreErrorCode,
   ValidationError,
 } from './errors.js'
+export { SYSTEM_ACTOR_ID } from './grant-expiry.js'
+export { type GrantWindow, type WindowInput, windowFields } from './grant-window.js'
 export type {
   LoginAudit,
   LoginAuditEntry,
@@ -84,7 +91,13 @@ export type {
   LoginOutcome,
   LoginPlane,
 } from './login-audit.js'
-export { type AuditAction, type AuditResourceType, MissingAuditEntryError } from './mutation.js'
+export {
+  AUDIT_ACTIONS,
+  AUDIT_RESOURCE_TYPES,
+  type AuditAction,
+  type AuditResourceType,
+  MissingAuditEntryError,
+} from './mutation.js'
 export type { Page, PageInput } from './pagination.js'
 export type {
   CreatePolicyInput,

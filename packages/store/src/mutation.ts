@@ -12,36 +12,49 @@ import { type Db, rowsOf, type StoreDriver, type Tx } from './db.js'
 import { uuidv7 } from './ids.js'
 import { adminAuditLog } from './schema/index.js'
 
-/** Admin-audit resource types (spec 2.2 plus admin-api 18.2). */
-export type AuditResourceType =
-  | 'user'
-  | 'role'
-  | 'policy'
-  | 'datasource'
-  | 'attribute_definition'
-  | 'policy_assignment'
-  | 'role_member'
-  | 'role_inheritance'
-  | 'data_source_access'
-  | 'decision_function'
-  | 'table_relationship'
-  | 'column_anchor'
+/** Admin-audit resource types (spec 2.2 plus admin-api 18.2 and access requests). */
+export const AUDIT_RESOURCE_TYPES = [
+  'user',
+  'datasource',
+  'policy',
+  'policy_assignment',
+  'role',
+  'role_member',
+  'role_inheritance',
+  'data_source_access',
+  'attribute_definition',
+  'decision_function',
+  'table_relationship',
+  'column_anchor',
+  'access_request',
+] as const
 
-/** Admin-audit actions (spec 2.2; `preview`, `simulate`: docs/preview-and-simulation.md). */
-export type AuditAction =
-  | 'create'
-  | 'update'
-  | 'delete'
-  | 'assign'
-  | 'unassign'
-  | 'add_member'
-  | 'remove_member'
-  | 'add_parent'
-  | 'remove_parent'
-  | 'grant_access'
-  | 'revoke_access'
-  | 'preview'
-  | 'simulate'
+export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]
+
+/**
+ * Admin-audit actions (spec 2.2; `preview`, `simulate`: docs/preview-and-simulation.md;
+ * `approve`, `deny`, `cancel`: access requests, docs/policies.md).
+ */
+export const AUDIT_ACTIONS = [
+  'create',
+  'update',
+  'delete',
+  'assign',
+  'unassign',
+  'add_member',
+  'remove_member',
+  'add_parent',
+  'remove_parent',
+  'grant_access',
+  'revoke_access',
+  'preview',
+  'simulate',
+  'approve',
+  'deny',
+  'cancel',
+] as const
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
 /** Thrown when a write path would commit without an audit entry: a server bug (admin-api 1.6). */
 export class MissingAuditEntryError extends Error {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { type Db, rowsOf } from './db.js'
+import { activeNow } from './grant-window.js'
 import { roleInheritance } from './schema/index.js'
 
 /** Maximum inheritance depth (spec 8). */
@@ -77,7 +78,7 @@ export async function resolveUserRoles(db: Db, userId: string): Promise<Resolved
     db.execute(sql`
       WITH RECURSIVE walk(id, depth) AS (
         SELECT r.id, 0 FROM role_members m JOIN roles r ON r.id = m.role_id AND r.is_active
-        WHERE m.user_id = ${userId}
+        WHERE m.user_id = ${userId} AND ${activeNow('m')}
         UNION
         SELECT p.id, w.depth + 1 FROM walk w
         JOIN role_inheritance e ON e.role_id = w.id
@@ -144,7 +145,7 @@ export async function effectiveMembers(db: Db, roleId: string): Promise<Effectiv
         WHERE d.depth < ${MAX_ROLE_DEPTH}
       ), nearest AS (SELECT id, min(depth)::int AS depth FROM down GROUP BY id)
       SELECT u.id AS user_id, u.username, r.id AS role_id, r.name AS role_name, n.depth
-      FROM nearest n JOIN role_members m ON m.role_id = n.id
+      FROM nearest n JOIN role_members m ON m.role_id = n.id AND ${activeNow('m')}
       JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = n.id
       ORDER BY u.username, n.depth, r.name`),
   )

@@ -9,6 +9,7 @@ import {
   StoreError,
   ValidationError,
 } from './errors.js'
+import { windowIfSet } from './grant-window.js'
 import { uuidv7 } from './ids.js'
 import { type Page, type PageInput, resolvePage } from './pagination.js'
 import {
@@ -21,6 +22,14 @@ import {
   membersOf,
   reachable,
 } from './role-graph.js'
+import {
+  addMembers,
+  listMembers,
+  memberNotEnded,
+  putMember,
+  type RoleMemberWindow,
+  removeMember,
+} from './role-members.js'
 import {
   datasourceAccess,
   datasources,
@@ -47,7 +56,8 @@ export interface Role {
 /** `GET /roles/{id}` (admin-api 14.1). */
 export interface RoleDetail extends Role {
   effective_member_count: number
-  members: { id: string; username: string }[]
+  /** Direct members; `valid_from`/`valid_until` bound a time-bound membership (else null). */
+  members: ({ id: string; username: string } & RoleMemberWindow)[]
   parent_roles: { id: string; name: string; is_active: boolean }[]
   child_roles: { id: string; name: string; is_active: boolean }[]
   policy_assignments: {
@@ -85,13 +95,6 @@ const fields = {
 }
 const createSchema = v.object(fields)
 const updateSchema = v.partial(v.object(fields))
-const membersSchema = v.object({
-  user_ids: v.pipe(
-    v.array(uuidString, 'expected an array of uuids'),
-    v.minLength(1, 'at least one user id'),
-    v.maxLength(1000, 'at most 1000 user ids'),
-  ),
-})
 const parentSchema = v.object({ parent_role_id: uuidString })
 
 type RoleRow = typeof roles.$inferSelect
@@ -196,12 +199,7 @@ export class RolesService {
   async get(id: string): Promise<RoleDetail> {
     const db = this.#ctx.db
     const row = await requireRole(db, id)
-    const members = await db
-      .select({ id: users.id, username: users.username })
-      .from(roleMembers)
-      .innerJoin(users, eq(users.id, roleMembers.userId))
-      .where(eq(roleMembers.roleId, id))
-      .orderBy(asc(users.username))
+    const members = await listMembers(db, id)
     const edgeRole = { id: roles.id, name: roles.name, is_active: roles.isActive }
     const parentRoles = await db
       .select(edgeRole)
@@ -398,16 +396,28 @@ export class RolesService {
 
   /** Users reachable through inheritance, each with the role they are directly in. */
   /** The roles a user is a direct member of, sorted by name (404 for an unknown user). */
-  async ofUser(userId: string): Promise<{ id: string; name: string; is_active: boolean }[]> {
+  async ofUser(
+    userId: string,
+  ): Promise<({ id: string; name: string; is_active: boolean } & RoleMemberWindow)[]> {
     const db = this.#ctx.db
     const [user] = await db.select({ id: users.id }).from(users).where(eq(users.id, userId))
     if (!user) throw new ResourceNotFoundError('user')
-    return db
-      .select({ id: roles.id, name: roles.name, is_active: roles.isActive })
+    const rows = await db
+      .select({
+        id: roles.id,
+        name: roles.name,
+        is_active: roles.isActive,
+        validFrom: roleMembers.validFrom,
+        validUntil: roleMembers.validUntil,
+      })
       .from(roleMembers)
       .innerJoin(roles, eq(roles.id, roleMembers.roleId))
-      .where(eq(roleMembers.userId, userId))
+      .where(and(eq(roleMembers.userId, userId), memberNotEnded))
       .orderBy(asc(roles.name))
+    return rows.map(({ validFrom, validUntil, ...r }) => ({
+      ...r,
+      ...windowIfSet({ validFrom, validUntil }),
+    }))
   }
 
   async effectiveMembers(id: string): Promise<EffectiveMember[]> {
@@ -415,61 +425,28 @@ export class RolesService {
     return effectiveMembers(this.#ctx.db, id)
   }
 
-  /** Adds direct members, all or nothing (admin-api 14.3). */
-  async addMembers(id: string, input: { user_ids: string[] }, actorId: string): Promise<void> {
-    await this.#ctx.mutate(actorId, async (m) => {
-      await requireRole(m.tx, id)
-      const userIds = [...new Set(parseBody(membersSchema, input).user_ids)]
-      const found = await m.tx
-        .select({ id: users.id })
-        .from(users)
-        .where(inArray(users.id, userIds))
-      const known = new Set(found.map((u) => u.id))
-      const missing = userIds.filter((u) => !known.has(u))
-      if (missing.length > 0) {
-        throw new StoreError(
-          'not_found',
-          'user not found',
-          missing.map((u) => ({
-            field: `user_ids[${userIds.indexOf(u)}]`,
-            code: 'not_found',
-            message: `user ${u} not found`,
-          })),
-        )
-      }
-      const existing = await m.tx
-        .select({ id: roleMembers.userId })
-        .from(roleMembers)
-        .where(and(eq(roleMembers.roleId, id), inArray(roleMembers.userId, userIds)))
-      if (existing.length > 0) {
-        throw new ResourceConflictError('user is already a member', 'user_ids')
-      }
-      await onUniqueViolation(
-        () =>
-          m.tx
-            .insert(roleMembers)
-            .values(userIds.map((userId) => ({ roleId: id, userId, createdAt: m.now }))),
-        () => new ResourceConflictError('user is already a member', 'user_ids'),
-      )
-      for (const userId of userIds) {
-        m.audit('role_member', id, 'add_member', { user_id: userId, role_id: id })
-      }
-      m.invalidate({ type: 'user', userIds })
-    })
+  /** Adds direct members, all or nothing, optionally for a window (admin-api 14.3). */
+  async addMembers(
+    id: string,
+    input: { user_ids: string[]; valid_from?: string | null; valid_until?: string | null },
+    actorId: string,
+  ): Promise<void> {
+    await addMembers(this.#ctx, id, input, actorId)
+  }
+
+  /** Creates or re-windows one membership (docs/policies.md "Time-bound access"). */
+  async putMember(
+    id: string,
+    userId: string,
+    input: { valid_from?: string | null; valid_until?: string | null },
+    actorId: string,
+  ): Promise<void> {
+    await putMember(this.#ctx, id, userId, input, actorId)
   }
 
   /** Removes one direct member; 404 when the role is unknown or the user is not a member. */
   async removeMember(id: string, userId: string, actorId: string): Promise<void> {
-    await this.#ctx.mutate(actorId, async (m) => {
-      await requireRole(m.tx, id)
-      const removed = await m.tx
-        .delete(roleMembers)
-        .where(and(eq(roleMembers.roleId, id), eq(roleMembers.userId, userId)))
-        .returning()
-      if (removed.length === 0) throw new ResourceNotFoundError('member')
-      m.audit('role_member', id, 'remove_member', { user_id: userId, role_id: id })
-      m.invalidate({ type: 'user', userIds: [userId] })
-    })
+    await removeMember(this.#ctx, id, userId, actorId)
   }
 
   /**

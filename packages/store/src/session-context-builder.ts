@@ -20,6 +20,7 @@ import {
   toEffectivePolicies,
 } from './effective-policies.js'
 import { ResourceNotFoundError, SessionDeniedError } from './errors.js'
+import { activeNow, nextBound } from './grant-window.js'
 import { readLinks } from './relationships-service.js'
 import { MAX_ROLE_DEPTH, type ResolvedRole, resolveUserRoles } from './role-graph.js'
 import { attributeDefinitions, datasources, users } from './schema/index.js'
@@ -52,6 +53,8 @@ interface Identity {
   defs_version: string
   /** Text, since bigint arrives as a string from node-postgres. */
   policy_version: string
+  /** The next instant (epoch ms) a membership or access window of this pair starts or ends. */
+  next_bound: number | null
 }
 
 /**
@@ -72,7 +75,7 @@ async function loadIdentity(
         d AS (SELECT id, name, access_mode, is_active, catalog_version FROM datasources WHERE ${dsCond}),
         walk(id, depth) AS (
           SELECT r.id, 0 FROM role_members m JOIN roles r ON r.id = m.role_id AND r.is_active
-          WHERE m.user_id = (SELECT id FROM u)
+          WHERE m.user_id = (SELECT id FROM u) AND ${activeNow('m')}
           UNION
           SELECT p.id, w.depth + 1 FROM walk w
           JOIN role_inheritance e ON e.role_id = w.id
@@ -89,17 +92,50 @@ async function loadIdentity(
         (SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'depth', depth)
            ORDER BY depth, name), '[]'::json) FROM resolved) AS roles,
         EXISTS (
-          SELECT 1 FROM datasource_access a WHERE a.datasource_id = (SELECT id FROM d) AND (
+          SELECT 1 FROM datasource_access a
+          WHERE a.datasource_id = (SELECT id FROM d) AND ${activeNow('a')} AND (
             a.scope = 'all'
             OR (a.scope = 'user' AND a.user_id = (SELECT id FROM u))
             OR (a.scope = 'role' AND a.role_id IN (SELECT id FROM resolved)))
         ) AS allowed,
         (SELECT concat(count(*), '/', max(updated_at), '/', max(created_at))
            FROM attribute_definitions WHERE entity_type = 'user') AS defs_version,
-        (SELECT policy_version::text FROM store_state WHERE id = 1) AS policy_version`),
+        (SELECT policy_version::text FROM store_state WHERE id = 1) AS policy_version,
+        (SELECT (extract(epoch FROM min(b)) * 1000)::float8 FROM (
+           SELECT unnest(ARRAY[m.valid_from, m.valid_until]) AS b FROM role_members m
+           WHERE m.user_id = (SELECT id FROM u)
+             AND (m.valid_from IS NOT NULL OR m.valid_until IS NOT NULL)
+           UNION ALL
+           SELECT unnest(ARRAY[a.valid_from, a.valid_until]) FROM datasource_access a
+           WHERE a.datasource_id = (SELECT id FROM d)
+             AND (a.valid_from IS NOT NULL OR a.valid_until IS NOT NULL)
+         ) bounds WHERE b > now()) AS next_bound`),
   )
   if (!row) throw new SessionDeniedError()
   return row
+}
+
+/**
+ * When a session built now must be rebuilt because a grant window starts or ends: the earliest
+ * bound ahead among the pair's memberships and access rows and the datasource's assignments.
+ */
+function validUntilOf(
+  identityBound: number | null,
+  assignments: readonly Reaching[],
+  at: number,
+): { validUntil?: number } {
+  const bounds = [
+    nextBound(
+      assignments.map(({ a }) => a),
+      at,
+    ),
+    identityBound,
+  ]
+  const next = bounds.reduce<number | null>(
+    (min, b) => (b !== null && (min === null || b < min) ? b : min),
+    null,
+  )
+  return next === null ? {} : { validUntil: next }
 }
 
 /** Builds the data plane's session contexts (spec 5.2, design 2). */
@@ -151,6 +187,7 @@ export class SessionContextBuilder {
     const identity = await loadIdentity(db, by)
     const { user, ds } = identity
     if (!user?.is_active || !ds?.is_active || !identity.allowed) throw new SessionDeniedError()
+    const at = Date.now()
     const [assignments, statics, defs] = await Promise.all([
       this.#assignments(db, ds.id, identity.policy_version),
       this.#statics(db, ds.id, ds.catalog_version),
@@ -172,10 +209,11 @@ export class SessionContextBuilder {
       },
       catalog: statics.catalog,
       attributeDefinitions: defs,
-      policies: toEffectivePolicies(reaching(assignments, user.id, identity.roles)),
+      policies: toEffectivePolicies(reaching(assignments, user.id, identity.roles, at)),
       relationships: statics.relationships,
       anchors: statics.anchors,
       epoch: ++epochCounter,
+      ...validUntilOf(identity.next_bound, assignments, at),
     }
   }
 

@@ -1,6 +1,7 @@
 import type { Store } from '../src/index.js'
 import { auditCases } from './cases/audit.cases.js'
 import { datasourcesCases } from './cases/datasources.cases.js'
+import { grantsCases } from './cases/grants.cases.js'
 import { policiesCases } from './cases/policies.cases.js'
 import { rolesCases } from './cases/roles.cases.js'
 import { sessionsCases } from './cases/sessions.cases.js'
@@ -20,4 +21,5 @@ export function runResourceStoreCases(
   policiesCases(makeStore, options)
   sessionsCases(makeStore)
   auditCases(makeStore)
+  grantsCases(makeStore)
 }

@@ -97,14 +97,23 @@ export class LiveSession {
     return this.#generation
   }
 
-  /** Whether `compiled` can be used as is: no rebuild is due and the context was not removed. */
+  /**
+   * Whether `compiled` can be used as is: no rebuild is due, no grant window it was built under
+   * has started or ended since, and the context was not removed.
+   */
   get fresh(): boolean {
-    return !this.#stale && !this.#removed
+    return !this.#stale && !this.#removed && !this.#windowPassed()
+  }
+
+  #windowPassed(): boolean {
+    const until = this.#input.validUntil
+    return until !== undefined && Date.now() >= until
   }
 
   /** The session to rewrite with, rebuilt first when stale; throws FATAL 08006 once removed. */
   async current(): Promise<CompiledSession> {
     if (this.#removed) throw sessionGone()
+    if (this.#windowPassed()) this.#stale = true
     while (this.#stale) {
       this.#stale = false
       let input: SessionInput | null

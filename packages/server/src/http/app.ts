@@ -12,6 +12,7 @@ import { API_PREFIX } from './paths.js'
 import { requestHeaders } from './request-headers.js'
 import { type RouteSpec, registerRoutes } from './route-table.js'
 import { accessRoutes } from './routes/access.js'
+import { accessRequestRoutes } from './routes/access-requests.js'
 import { assignmentRoutes } from './routes/assignments.js'
 import { attributeRoutes } from './routes/attributes.js'
 import { auditRoutes } from './routes/audit.js'
@@ -75,6 +76,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   ...catalogRoutes,
   ...discoveryRoutes,
   ...accessRoutes,
+  ...accessRequestRoutes,
   ...assignmentRoutes,
   ...relationshipRoutes,
   ...policyRoutes,
@@ -142,8 +144,8 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
     )
   }
   // Authentication precedes routing (check order step 1), so it also guards unknown paths.
-  app.use(API_PREFIX, requireAuth(deps.store, deps.jwtSecret))
-  app.use(`${API_PREFIX}/*`, requireAuth(deps.store, deps.jwtSecret))
+  app.use(API_PREFIX, requireAuth(deps))
+  app.use(`${API_PREFIX}/*`, requireAuth(deps))
   registerRoutes(app, '', rootRoutes, deps)
   registerRoutes(app, API_PREFIX, apiRoutes, deps)
   if (options.console !== false) mountConsole(app)

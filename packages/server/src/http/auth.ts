@@ -1,7 +1,8 @@
 import { isStoreError, type Store, type User } from '@palisade/store'
 import type { MiddlewareHandler } from 'hono'
 import { ApiError } from './api-error.js'
-import type { AdminEnv } from './env.js'
+import { basicCredentials, checkCredentials } from './credentials.js'
+import type { AdminDeps, AdminEnv } from './env.js'
 import { type AdminTokenClaims, tokenId, verifyToken } from './jwt.js'
 import { API_PREFIX, normalizePath } from './paths.js'
 
@@ -9,6 +10,11 @@ import { API_PREFIX, normalizePath } from './paths.js'
 const PUBLIC_PATHS = new Set([`${API_PREFIX}/auth/login`, `${API_PREFIX}/openapi.json`])
 /** Routes any valid token may use, admin or not. */
 const ANY_USER_PATHS = new Set([`${API_PREFIX}/auth/me`, `${API_PREFIX}/auth/logout`])
+/**
+ * Where any Palisade user may act with their own username and password (HTTP Basic), since only
+ * admins get tokens: filing and following their own access requests (docs/policies.md).
+ */
+const SELF_SERVICE_PREFIX = `${API_PREFIX}/access-requests`
 
 const BEARER = /^bearer\s+(\S+)\s*$/i
 
@@ -49,12 +55,20 @@ export async function authenticate(
  * Step 1 of the admin-api 1.4 check order, before routing: 401 on every `/api/v1` path except
  * login and the OpenAPI document, then 403 unless the user is an admin (except `/auth/me`).
  */
-export function requireAuth(store: Store, secret: string): MiddlewareHandler<AdminEnv> {
+export function requireAuth(deps: AdminDeps): MiddlewareHandler<AdminEnv> {
+  const { store, jwtSecret: secret } = deps
   return async (c, next) => {
     const path = normalizePath(c.req.path)
     if (PUBLIC_PATHS.has(path)) return next()
-    const { user, claims, id } = await authenticate(store, c.req.header('authorization'), secret)
-    if (!user.is_admin && !ANY_USER_PATHS.has(path)) {
+    const header = c.req.header('authorization')
+    const basic = basicCredentials(header)
+    if (basic && (path === SELF_SERVICE_PREFIX || path.startsWith(`${SELF_SERVICE_PREFIX}/`))) {
+      c.set('user', await checkCredentials(deps, c, basic.username, basic.password))
+      return next()
+    }
+    const { user, claims, id } = await authenticate(store, header, secret)
+    const selfService = path === SELF_SERVICE_PREFIX || path.startsWith(`${SELF_SERVICE_PREFIX}/`)
+    if (!user.is_admin && !ANY_USER_PATHS.has(path) && !selfService) {
       throw new ApiError(403, 'admin_required', 'admin access is required')
     }
     c.set('user', user)

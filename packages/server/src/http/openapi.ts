@@ -43,9 +43,16 @@ function operation(route: RouteSpec): Json {
     },
   }
   if (route.auth === 'none') op['security'] = []
+  // Self-service routes also take a user's own username and password (only admins get tokens).
+  if (route.path.startsWith('/access-requests')) {
+    op['security'] = [{ bearerAuth: [] }, { basicAuth: [] }]
+  }
   if (route.body) {
     const { $schema: _drop, ...schema } = jsonSchema(route.body)
-    op['requestBody'] = { required: true, content: { 'application/json': { schema } } }
+    op['requestBody'] = {
+      required: !route.bodyOptional,
+      content: { 'application/json': { schema } },
+    }
   }
   return op
 }
@@ -75,7 +82,10 @@ export function buildOpenApi(
     security: [{ bearerAuth: [] }],
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        basicAuth: { type: 'http', scheme: 'basic' },
+      },
       schemas: {
         Error: {
           type: 'object',

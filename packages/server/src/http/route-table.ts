@@ -48,6 +48,8 @@ export interface RouteSpec<
    * the schema step (assignments: 400 scope_mismatch before 422). The schema still documents it.
    */
   storeValidatesBody?: boolean
+  /** The body may be left out (read as `{}`): for actions whose fields are all optional. */
+  bodyOptional?: boolean
   /** Step 6: throws 404 when the resource named in the path is missing. */
   exists?: (deps: AdminDeps, params: v.InferOutput<P>) => Promise<unknown>
   handler: (
@@ -71,7 +73,9 @@ async function run(spec: RouteSpec, deps: AdminDeps, c: Context<AdminEnv>): Prom
   checkParameterText(c.req.query())
   const params = spec.params ? validateParameters(spec.params, c.req.param()) : {}
   const query = spec.query ? validateParameters(spec.query, c.req.query()) : {}
-  const json = spec.body ? parseJsonBody(raw, true) : undefined
+  const json = spec.body
+    ? (parseJsonBody(raw, !spec.bodyOptional) ?? (spec.bodyOptional ? {} : undefined))
+    : undefined
   if (spec.exists) await spec.exists(deps, params)
   if (spec.body && !spec.storeValidatesBody) validateBody(spec.body, json)
   // The handler gets the JSON as sent, not valibot's output: the store needs the fields this

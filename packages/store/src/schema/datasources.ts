@@ -9,7 +9,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps, ts } from './columns.js'
+import { idColumn, timestamps, ts, validity } from './columns.js'
 import { roles } from './roles.js'
 import { users } from './users.js'
 
@@ -46,9 +46,11 @@ export const datasourceAccess = pgTable(
     scope: text('scope').notNull(),
     userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
     roleId: uuid('role_id').references(() => roles.id, { onDelete: 'cascade' }),
+    ...validity(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
+    index('datasource_access_valid_until_idx').on(t.validUntil).where(sql`valid_until IS NOT NULL`),
     uniqueIndex('datasource_access_user_uq')
       .on(t.datasourceId, t.userId)
       .where(sql`scope = 'user'`),

@@ -1,4 +1,5 @@
 /** The one pg-core schema used by both drivers. */
+export * from './access-requests.js'
 export * from './attributes.js'
 export * from './audit-log.js'
 export * from './catalog.js'

@@ -11,7 +11,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps, ts } from './columns.js'
+import { idColumn, timestamps, ts, validity } from './columns.js'
 import { datasources } from './datasources.js'
 import { roles } from './roles.js'
 import { users } from './users.js'
@@ -84,10 +84,14 @@ export const policyAssignments = pgTable(
     userId: uuid('user_id').references(() => users.id, { onDelete: 'cascade' }),
     roleId: uuid('role_id').references(() => roles.id, { onDelete: 'cascade' }),
     priority: integer('priority').notNull().default(100),
+    ...validity(),
     createdBy: uuid('created_by'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
+    index('policy_assignments_valid_until_idx')
+      .on(t.validUntil)
+      .where(sql`valid_until IS NOT NULL`),
     uniqueIndex('policy_assignments_user_uq')
       .on(t.policyId, t.datasourceId, t.userId)
       .where(sql`scope = 'user'`),

@@ -1,5 +1,6 @@
+import { sql } from 'drizzle-orm'
 import { boolean, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps, ts } from './columns.js'
+import { idColumn, timestamps, ts, validity } from './columns.js'
 import { users } from './users.js'
 
 /** Global roles (spec 2.7); no attributes. */
@@ -23,11 +24,13 @@ export const roleMembers = pgTable(
     userId: uuid('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
+    ...validity(),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
     primaryKey({ columns: [t.roleId, t.userId] }),
     index('role_members_user_idx').on(t.userId),
+    index('role_members_valid_until_idx').on(t.validUntil).where(sql`valid_until IS NOT NULL`),
   ],
 )
 

@@ -461,6 +461,7 @@ function mutatingMethodNames(store: Store): string[] {
     attributes: store.attributes,
     decisionFunctions: store.decisionFunctions,
     relationships: store.relationships,
+    accessRequests: store.accessRequests,
   }
   return Object.entries(services).flatMap(([name, service]) =>
     Object.getOwnPropertyNames(Object.getPrototypeOf(service))
@@ -497,6 +498,9 @@ async function walkEveryMutation(store: Store, admin: User): Promise<string[]> {
   await step('roles.update', () => store.roles.update(role.id, { description: 'd' }, a))
   await step('roles.addMembers', () => store.roles.addMembers(role.id, { user_ids: [user.id] }, a))
   await step('roles.removeMember', () => store.roles.removeMember(role.id, user.id, a))
+  await step('roles.putMember', () =>
+    store.roles.putMember(role.id, user.id, { valid_until: '2999-01-01T00:00:00Z' }, a),
+  )
   await step('roles.addParent', () =>
     store.roles.addParent(role.id, { parent_role_id: parent.id }, a),
   )
@@ -509,6 +513,17 @@ async function walkEveryMutation(store: Store, admin: User): Promise<string[]> {
   await step('access.setUsers', () => store.access.setUsers(ds.id, { user_ids: [user.id] }, a))
   await step('access.setRoles', () => store.access.setRoles(ds.id, { role_ids: [role.id] }, a))
   await step('access.setAll', () => store.access.setAll(ds.id, { enabled: true }, a))
+  await step('access.grant', () =>
+    store.access.grant(ds.id, { scope: 'role', id: parent.id }, { valid_from: null }, a),
+  )
+  await step('access.revoke', () => store.access.revoke(ds.id, { scope: 'role', id: parent.id }, a))
+  const requests = store.accessRequests
+  const ask = () =>
+    requests.create(user.id, { role_id: parent.id, duration_seconds: 60, reason: 'walk' })
+  await step('accessRequests.create', () => ask().then((r) => requests.cancel(r.id, user.id)))
+  await step('accessRequests.cancel', () => ask().then((r) => requests.cancel(r.id, user.id)))
+  await step('accessRequests.deny', () => ask().then((r) => requests.deny(r.id, {}, a)))
+  await step('accessRequests.approve', () => ask().then((r) => requests.approve(r.id, {}, a)))
   const columns = [
     { column_name: 'id', ordinal_position: 1, data_type: 'integer', is_nullable: false },
     { column_name: 'pid', ordinal_position: 2, data_type: 'integer', is_nullable: true },

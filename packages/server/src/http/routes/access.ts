@@ -1,6 +1,13 @@
 import { noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
-import { allAccessBody, roleAccessBody, userAccessBody } from '../schemas/access.js'
+import {
+  allAccessBody,
+  grantWindowBody,
+  roleAccessBody,
+  roleAccessParams,
+  userAccessBody,
+  userAccessParams,
+} from '../schemas/access.js'
 import { idParams } from '../schemas/common.js'
 
 const TAG = 'access'
@@ -59,6 +66,58 @@ export const accessRoutes: RouteSpec[] = [
     exists: (deps, p) => deps.store.datasources.get(p.id),
     async handler({ c, deps, params, body, actorId }) {
       await deps.store.access.setRoles(params.id, body, actorId)
+      return noContent(c)
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/datasources/{id}/users/{user_id}',
+    summary: 'Grant one user access, optionally for a validity window',
+    tag: TAG,
+    status: 204,
+    params: userAccessParams,
+    body: grantWindowBody,
+    exists: (deps, p) => deps.store.datasources.get(p.id),
+    async handler({ c, deps, params, body, actorId }) {
+      await deps.store.access.grant(params.id, { scope: 'user', id: params.user_id }, body, actorId)
+      return noContent(c)
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/datasources/{id}/users/{user_id}',
+    summary: "Revoke one user's access",
+    tag: TAG,
+    status: 204,
+    params: userAccessParams,
+    async handler({ c, deps, params, actorId }) {
+      await deps.store.access.revoke(params.id, { scope: 'user', id: params.user_id }, actorId)
+      return noContent(c)
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/datasources/{id}/access/roles/{role_id}',
+    summary: 'Grant one role access, optionally for a validity window',
+    tag: TAG,
+    status: 204,
+    params: roleAccessParams,
+    body: grantWindowBody,
+    exists: (deps, p) => deps.store.datasources.get(p.id),
+    async handler({ c, deps, params, body, actorId }) {
+      await deps.store.access.grant(params.id, { scope: 'role', id: params.role_id }, body, actorId)
+      return noContent(c)
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/datasources/{id}/access/roles/{role_id}',
+    summary: "Revoke one role's access",
+    tag: TAG,
+    status: 204,
+    params: roleAccessParams,
+    async handler({ c, deps, params, actorId }) {
+      await deps.store.access.revoke(params.id, { scope: 'role', id: params.role_id }, actorId)
       return noContent(c)
     },
   }),

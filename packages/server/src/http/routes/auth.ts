@@ -1,5 +1,5 @@
 import { ApiError } from '../api-error.js'
-import { clientAddress } from '../client-address.js'
+import { checkCredentials } from '../credentials.js'
 import { signToken } from '../jwt.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { loginBody } from '../schemas/auth.js'
@@ -18,30 +18,7 @@ export const authRoutes: RouteSpec[] = [
     status: 200,
     body: loginBody,
     async handler({ c, deps, body }) {
-      const attempt = {
-        plane: 'admin' as const,
-        username: body.username,
-        address: clientAddress(c),
-      }
-      const decision = deps.logins.check(attempt)
-      if (decision.throttled) {
-        // Checked before the password, so a throttled guess costs no key derivation either.
-        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
-        throw new ApiError(
-          429,
-          'too_many_attempts',
-          `too many failed logins; try again in ${seconds} s`,
-          [],
-          { 'Retry-After': String(seconds) },
-        )
-      }
-      const { user, reason } = await deps.store.users.checkPassword(body.username, body.password)
-      // Unknown user, wrong password and inactive user all answer the same (admin-api 2).
-      if (!user) {
-        deps.logins.failed(attempt, reason)
-        throw new ApiError(401, 'invalid_credentials', 'invalid username or password')
-      }
-      deps.logins.succeeded(attempt)
+      const user = await checkCredentials(deps, c, body.username, body.password)
       if (!user.is_admin) throw new ApiError(403, 'admin_required', 'admin access is required')
       await deps.store.users.recordLogin(user.id)
       const iat = Math.floor(Date.now() / 1000)

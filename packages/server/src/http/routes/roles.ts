@@ -10,6 +10,7 @@ import {
   listRolesQuery,
   memberParams,
   parentParams,
+  putMemberBody,
   updateRoleBody,
 } from '../schemas/roles.js'
 
@@ -110,6 +111,20 @@ export const roleRoutes: RouteSpec[] = [
     exists: (deps, p) => deps.store.roles.get(p.id),
     async handler({ c, deps, params, body, actorId }) {
       await deps.store.roles.addMembers(params.id, body, actorId)
+      return noContent(c)
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/roles/{id}/members/{user_id}',
+    summary: 'Make a user a direct member for a validity window (created or re-windowed)',
+    tag: TAG,
+    status: 204,
+    params: memberParams,
+    body: putMemberBody,
+    exists: (deps, p) => deps.store.roles.get(p.id),
+    async handler({ c, deps, params, body, actorId }) {
+      await deps.store.roles.putMember(params.id, params.user_id, body, actorId)
       return noContent(c)
     },
   }),

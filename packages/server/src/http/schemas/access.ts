@@ -1,5 +1,6 @@
+import { windowFields } from '@palisade/store'
 import * as v from 'valibot'
-import { idList } from './common.js'
+import { idList, uuid } from './common.js'
 
 /** Body of `PUT /datasources/{id}/users` (admin-api 8). */
 export const userAccessBody = v.object({ user_ids: idList(10_000) })
@@ -9,3 +10,12 @@ export const roleAccessBody = v.object({ role_ids: idList(10_000) })
 
 /** Body of `PUT /datasources/{id}/access/all`. */
 export const allAccessBody = v.object({ enabled: v.boolean('expected a boolean') })
+
+/** Body of the one-subject grants: an optional validity window (docs/policies.md). */
+export const grantWindowBody = v.object(windowFields)
+
+/** `{id}/users/{user_id}` path. */
+export const userAccessParams = v.object({ id: uuid, user_id: uuid })
+
+/** `{id}/access/roles/{role_id}` path. */
+export const roleAccessParams = v.object({ id: uuid, role_id: uuid })

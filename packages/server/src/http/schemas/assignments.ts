@@ -1,3 +1,4 @@
+import { windowFields } from '@palisade/store'
 import * as v from 'valibot'
 import { uuid } from './common.js'
 
@@ -19,6 +20,7 @@ export const assignBody = v.object({
       v.maxValue(1_000_000, 'must be between 0 and 1000000'),
     ),
   ),
+  ...windowFields,
 })
 
 /** `{id}/policies/{assignment_id}` path. */

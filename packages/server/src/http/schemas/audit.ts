@@ -1,4 +1,4 @@
-import type { AuditAction, AuditResourceType } from '@palisade/store'
+import { AUDIT_ACTIONS, AUDIT_RESOURCE_TYPES } from '@palisade/store'
 import * as v from 'valibot'
 import { auditPageQuery } from '../pagination.js'
 import { uuid } from './common.js'
@@ -23,51 +23,8 @@ const timeFilters = {
   until: v.optional(dateTime),
 }
 
-/** The resource types of admin-api 1.6. */
-export const AUDIT_RESOURCE_TYPES = [
-  'user',
-  'datasource',
-  'policy',
-  'policy_assignment',
-  'role',
-  'role_member',
-  'role_inheritance',
-  'data_source_access',
-  'attribute_definition',
-  'decision_function',
-  'table_relationship',
-  'column_anchor',
-] as const satisfies readonly AuditResourceType[]
-
-/** The actions of spec 2.2, and `preview` and `simulate` (docs/preview-and-simulation.md). */
-export const AUDIT_ACTIONS = [
-  'create',
-  'update',
-  'delete',
-  'assign',
-  'unassign',
-  'add_member',
-  'remove_member',
-  'add_parent',
-  'remove_parent',
-  'grant_access',
-  'revoke_access',
-  'preview',
-  'simulate',
-] as const satisfies readonly AuditAction[]
-
-/**
- * Type-checks only while each list names every member of the store's union (`satisfies`
- * above checks the other direction), so these filters cannot drift from what the store writes.
- */
-type Covers<Union, List extends readonly unknown[]> = [Exclude<Union, List[number]>] extends [never]
-  ? true
-  : false
-type Holds<T extends true> = T
-type _AuditListsCoverStore = [
-  Holds<Covers<AuditResourceType, typeof AUDIT_RESOURCE_TYPES>>,
-  Holds<Covers<AuditAction, typeof AUDIT_ACTIONS>>,
-]
+/** The store's lists, one source for the filters and the OpenAPI enums. */
+export { AUDIT_ACTIONS, AUDIT_RESOURCE_TYPES }
 
 /** The filters of the query audit, listed or exported (admin-api 16.1). */
 const queryAuditFilters = {

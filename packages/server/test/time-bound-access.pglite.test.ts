@@ -1,0 +1,4 @@
+import { pgliteHarness } from './fixtures/harness.js'
+import { runTimeBoundAccessCases } from './time-bound-access.cases.js'
+
+runTimeBoundAccessCases('PGlite', pgliteHarness)
