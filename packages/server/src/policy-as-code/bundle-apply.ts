@@ -9,6 +9,15 @@ import {
   exportBundle,
   type PolicyBundle,
 } from './bundle-export.js'
+import {
+  applyAccessWindows,
+  canonicalWindow,
+  normalizeAccessWindows,
+  normalizeWindows,
+  optional,
+  windowBody,
+  windowChanged,
+} from './bundle-windows.js'
 
 /** One step of a plan. */
 export interface PlanStep {
@@ -89,6 +98,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
       description: r.description ?? null,
       is_active: r.is_active ?? true,
       members: [...(r.members ?? [])].sort(),
+      ...optional('member_windows', normalizeWindows(r.member_windows)),
       parents: [...(r.parents ?? [])].sort(),
     })),
     decision_functions: list(b.decision_functions).map((f) => ({
@@ -128,6 +138,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
         all: d.access?.all ?? false,
         users: [...(d.access?.users ?? [])].sort(),
         roles: [...(d.access?.roles ?? [])].sort(),
+        ...normalizeAccessWindows(d.access?.windows),
       },
       assignments: list(d.assignments).map((a) => ({
         policy: a.policy,
@@ -135,6 +146,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
         user: a.user ?? null,
         role: a.role ?? null,
         priority: a.priority ?? 100,
+        ...(canonicalWindow(a) ?? {}),
       })),
     })),
   }
@@ -312,12 +324,22 @@ async function applySteps(
   for (const r of bundle.roles) {
     const have = current.roles.find((x) => x.name === r.name)
     const id = roleId(r.name, `roles[${r.name}]`)
-    for (const member of r.members.filter((m) => !have?.members.includes(m))) {
+    for (const member of r.members) {
+      const isNew = !have?.members.includes(member)
+      const window = r.member_windows?.[member]
+      if (!isNew && !windowChanged(window, have?.member_windows?.[member])) continue
       const uid = await userId(member, `roles[${r.name}].members`)
       await storeStepAt(`roles[${r.name}].members`, () =>
-        store.roles.addMembers(id, { user_ids: [uid] }, actorId),
+        isNew && !window
+          ? store.roles.addMembers(id, { user_ids: [uid] }, actorId)
+          : store.roles.putMember(id, uid, windowBody(window), actorId),
       )
-      note({ action: 'create', kind: 'role_member', name: `${r.name} ← ${member}` })
+      note({
+        action: isNew ? 'create' : 'update',
+        kind: 'role_member',
+        name: `${r.name} ← ${member}`,
+        ...(isNew ? {} : { fields: ['window'] }),
+      })
     }
     for (const member of (have?.members ?? []).filter((m) => !r.members.includes(m))) {
       const uid = await userId(member, `roles[${r.name}].members`)
@@ -535,6 +557,18 @@ async function applyDatasource(
       fields: ['roles'],
     })
   }
+  await applyAccessWindows({
+    store,
+    datasourceId: id,
+    datasourceName: d.name,
+    want: d.access,
+    have: summary,
+    userId: (name) => resolve.userId(name, `${where}.access`),
+    roleId: (name) => resolve.roleId(name, `${where}.access`),
+    where,
+    actorId,
+    note,
+  })
   const existing = await store.assignments.list(id)
   const wanted = new Set(d.assignments.map(assignmentKey))
   const keyOf = (a: (typeof existing)[number]): string =>
@@ -544,6 +578,7 @@ async function applyDatasource(
       user: a.username,
       role: a.role_name,
       priority: a.priority,
+      ...(canonicalWindow(a) ?? {}),
     })
   const present = new Set(existing.map(keyOf))
   for (const a of existing.filter((x) => !wanted.has(keyOf(x)))) {
@@ -557,6 +592,7 @@ async function applyDatasource(
       user_id: a.user === null ? null : await resolve.userId(a.user, `${where}.assignments`),
       role_id: a.role === null ? null : resolve.roleId(a.role, `${where}.assignments`),
       priority: a.priority,
+      ...windowBody(a),
     }
     await storeStepAt(`${where}.assignments`, () => store.assignments.assign(id, body, actorId))
     note({
@@ -568,9 +604,10 @@ async function applyDatasource(
 }
 
 function describeAssignment(datasource: string, key: string): string {
-  const [policy, scope, user, role, priority] = key.split('\u0000')
+  const [policy, scope, user, role, priority, from, until] = key.split('\u0000')
   const whom = scope === 'all' ? 'all' : scope === 'user' ? `user ${user}` : `role ${role}`
-  return `${datasource}: ${policy} → ${whom} (priority ${priority})`
+  const window = `${from ? `, from ${from}` : ''}${until ? `, until ${until}` : ''}`
+  return `${datasource}: ${policy} → ${whom} (priority ${priority}${window})`
 }
 
 function unknownName(field: string, message: string): ApiError {

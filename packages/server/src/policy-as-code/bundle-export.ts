@@ -1,4 +1,10 @@
 import type { Page, ScopedStore } from '@palisade/store'
+import {
+  type BundleWindow,
+  type BundleWindows,
+  canonicalWindow,
+  windowsOf,
+} from './bundle-windows.js'
 
 /**
  * A policy bundle: the access model of a store (or of some of its datasources) as data that
@@ -40,6 +46,8 @@ export interface BundleRole {
   description: string | null
   is_active: boolean
   members: string[]
+  /** Windows of time-bound memberships by username. */
+  member_windows?: BundleWindows
   parents: string[]
 }
 
@@ -72,7 +80,8 @@ export interface BundlePolicy {
   version?: number
 }
 
-export interface BundleAssignment {
+/** An assignment; a time-bound one also carries its window (`valid_from`, `valid_until`). */
+export interface BundleAssignment extends BundleWindow {
   policy: string
   scope: 'all' | 'user' | 'role'
   user: string | null
@@ -90,7 +99,13 @@ export interface BundleDatasource {
   pool_mode: string | null
   /** The connection settings without the password (set it through the API after a create). */
   config: Record<string, unknown>
-  access: { all: boolean; users: string[]; roles: string[] }
+  access: {
+    all: boolean
+    users: string[]
+    roles: string[]
+    /** Windows of time-bound access rows by username and role name. */
+    windows?: { users?: BundleWindows; roles?: BundleWindows }
+  }
   assignments: BundleAssignment[]
 }
 
@@ -143,11 +158,17 @@ export async function exportBundle(
   const bundleRoles: BundleRole[] = []
   for (const role of roles) {
     const detail = await store.roles.get(role.id)
+    const memberWindows = windowsOf(
+      detail.members,
+      (m) => m.username,
+      (m) => m,
+    )
     bundleRoles.push({
       name: role.name,
       description: role.description,
       is_active: role.is_active,
       members: sorted(detail.members.map((m) => m.username)),
+      ...(memberWindows ? { member_windows: memberWindows } : {}),
       parents: sorted(detail.parent_roles.map((p) => p.name)),
     })
   }
@@ -174,6 +195,7 @@ export async function exportBundle(
         all: access.all,
         users: sorted(access.users.map((u) => u.username)),
         roles: sorted(access.roles.map((r) => r.name)),
+        ...accessWindows(access),
       },
       assignments: assignments
         .map((a) => ({
@@ -182,6 +204,7 @@ export async function exportBundle(
           user: a.username,
           role: a.role_name,
           priority: a.priority,
+          ...(canonicalWindow(a) ?? {}),
         }))
         .sort((a, b) => compare(assignmentKey(a), assignmentKey(b))),
     })
@@ -246,7 +269,34 @@ export async function exportBundle(
   }
 }
 
-/** What identifies an assignment in a bundle: policy, scope, whom, priority. */
+/** What identifies an assignment in a bundle: policy, scope, whom, priority and window. */
 export function assignmentKey(a: BundleAssignment): string {
-  return [a.policy, a.scope, a.user ?? '', a.role ?? '', String(a.priority)].join('\u0000')
+  const w = canonicalWindow(a)
+  return [
+    a.policy,
+    a.scope,
+    a.user ?? '',
+    a.role ?? '',
+    String(a.priority),
+    w?.valid_from ?? '',
+    w?.valid_until ?? '',
+  ].join('\u0000')
+}
+
+/** The `windows` of a datasource's access, when any row is time-bound. */
+function accessWindows(access: Awaited<ReturnType<BundleStore['access']['get']>>): {
+  windows?: { users?: BundleWindows; roles?: BundleWindows }
+} {
+  const users = windowsOf(
+    access.users,
+    (u) => u.username,
+    (u) => u,
+  )
+  const roles = windowsOf(
+    access.roles,
+    (r) => r.name,
+    (r) => r,
+  )
+  if (!users && !roles) return {}
+  return { windows: { ...(users ? { users } : {}), ...(roles ? { roles } : {}) } }
 }
