@@ -2,6 +2,7 @@ import './styles.css'
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, onSignedOut, setToken } from './api'
+import { AccessRequestsPage } from './pages/access-requests'
 import { AdminAuditPage } from './pages/admin-audit'
 import { AttributesPage } from './pages/attributes'
 import { DashboardPage } from './pages/dashboard'
@@ -21,6 +22,7 @@ const NAV: [path: string, label: string][] = [
   ['/', 'Overview'],
   ['/users', 'Users'],
   ['/roles', 'Roles'],
+  ['/access-requests', 'Access requests'],
   ['/datasources', 'Datasources'],
   ['/policies', 'Policies'],
   ['/decision-functions', 'Decision functions'],
@@ -48,6 +50,8 @@ function page(route: Route) {
       return id ? <DecisionFunctionPage id={id} /> : <DecisionFunctionsPage />
     case 'attributes':
       return <AttributesPage />
+    case 'access-requests':
+      return <AccessRequestsPage />
     case 'audit':
       return id === 'admin' ? <AdminAuditPage /> : <QueryAuditPage route={route} />
     case 'preview':

@@ -25,7 +25,13 @@ export interface Role extends RoleRef {
 
 export interface RoleDetail extends Role {
   effective_member_count: number
-  members: { id: string; username: string }[]
+  /** `valid_from`/`valid_until` only on time-bound memberships. */
+  members: {
+    id: string
+    username: string
+    valid_from?: string | null
+    valid_until?: string | null
+  }[]
   parent_roles: RoleRef[]
   child_roles: RoleRef[]
   policy_assignments: {
@@ -177,4 +183,24 @@ export interface CatalogSchema {
   schema_alias: string | null
   is_selected: boolean
   tables: CatalogTable[]
+}
+
+/** A user's request for a role or a datasource for a while. */
+export interface AccessRequest {
+  id: string
+  user_id: string
+  username: string
+  kind: 'role' | 'datasource'
+  role_id: string | null
+  role_name: string | null
+  datasource_id: string | null
+  datasource_name: string | null
+  reason: string
+  duration_seconds: number
+  status: 'pending' | 'approved' | 'denied' | 'cancelled'
+  decided_by: string | null
+  decided_at: string | null
+  decision_comment: string | null
+  granted_until: string | null
+  created_at: string
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import { api } from '../api'
 import type { EffectiveMember, Role, RoleDetail, User } from '../types'
 import { DeleteCard } from '../ui/delete-card'
+import { instant } from '../ui/format'
 import { ActionError, Checkbox, Select, TextField, useAction } from '../ui/forms'
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
@@ -127,12 +128,21 @@ function RoleMembers(props: { role: RoleDetail; onChanged: () => void }) {
     (u) => u.id,
   )
   const [userId, setUserId] = useState('')
+  const [until, setUntil] = useState('')
   const action = useAction()
   const chosen = userId || users[0]?.[0] || ''
   const add = (e: Event) => {
     e.preventDefault()
     void action.run(async () => {
-      await api('POST', `/roles/${props.role.id}/members`, { user_ids: [chosen] })
+      // With an end time: a time-bound membership, created (or re-windowed) by PUT.
+      if (until) {
+        await api('PUT', `/roles/${props.role.id}/members/${chosen}`, {
+          valid_until: instant(until),
+        })
+      } else {
+        await api('POST', `/roles/${props.role.id}/members`, { user_ids: [chosen] })
+      }
+      setUntil('')
       props.onChanged()
     })
   }
@@ -150,7 +160,9 @@ function RoleMembers(props: { role: RoleDetail; onChanged: () => void }) {
         <ul>
           {props.role.members.map((m) => (
             <li key={m.id}>
-              <Link to={`/users/${m.id}`}>{m.username}</Link>{' '}
+              <Link to={`/users/${m.id}`}>{m.username}</Link>
+              {m.valid_from && ` from ${new Date(m.valid_from).toLocaleString()}`}
+              {m.valid_until && ` until ${new Date(m.valid_until).toLocaleString()}`}{' '}
               <button type="button" class="link" onClick={() => remove(m.id)}>
                 Remove {m.username}
               </button>
@@ -166,6 +178,12 @@ function RoleMembers(props: { role: RoleDetail; onChanged: () => void }) {
             value={chosen}
             options={users}
             onChange={setUserId}
+          />
+          <TextField
+            label="Member until (blank: lasting)"
+            type="datetime-local"
+            value={until}
+            onChange={setUntil}
           />
           <button type="submit" disabled={action.busy}>
             Add member

@@ -234,6 +234,34 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
     await shot('shadow-report')
   })
 
+  it('lists a pending access request and approves it for less time than asked', async () => {
+    const role = await server.store.roles.create({ name: 'oncall' }, seeded.admin.id)
+    const asked = await fetch(`${base}/api/v1/access-requests`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Authorization: `Basic ${Buffer.from(`carol:${PASSWORD}`).toString('base64')}`,
+      },
+      body: JSON.stringify({ role_id: role.id, duration_seconds: 8 * 3600, reason: 'INC-4711' }),
+    })
+    expect(asked.status).toBe(201)
+    await goTo('Access requests')
+    const row = page.locator('tr', { hasText: 'INC-4711' })
+    await row.waitFor()
+    expect(await row.textContent()).toContain('8 h')
+    await page.getByLabel('Hours to grant carol (blank: as requested)').fill('2')
+    await page.getByRole('button', { name: 'Approve carol' }).click()
+    await page.getByText('No pending requests.').waitFor()
+    const detail = await server.store.roles.get(role.id)
+    const until = Date.parse(detail.members[0]?.valid_until ?? '')
+    expect(until - Date.now()).toBeGreaterThan(7100_000)
+    expect(until - Date.now()).toBeLessThanOrEqual(7200_000)
+    await goTo('Roles')
+    await page.getByRole('link', { name: 'oncall' }).click()
+    await page.getByText(/carol until/).waitFor()
+    await shot('access-request-approved')
+  })
+
   it('says "forbidden" when the account stops being an admin, and signs out', async () => {
     const me = await server.store.users.findByUsername('console-admin')
     await server.store.users.update(me?.id as string, { is_admin: false }, seeded.admin.id)
