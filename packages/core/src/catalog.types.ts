@@ -4,6 +4,8 @@ export interface CatalogColumn {
   /** PostgreSQL type name as `format_type` prints it, e.g. `integer`, `text`, `timestamp with time zone`. */
   type: string
   nullable?: boolean
+  /** Catalog tags of the column (`pii.email`), for tag-targeted policies. */
+  tags?: readonly string[]
 }
 
 export type TableKind = 'TABLE' | 'VIEW' | 'MATERIALIZED VIEW' | 'FOREIGN TABLE'
@@ -17,6 +19,8 @@ export interface RelationName {
 export interface CatalogTable {
   name: string
   kind?: TableKind
+  /** Catalog tags of the table (`finance`), for tag-targeted row filters and table denies. */
+  tags?: readonly string[]
   columns: readonly CatalogColumn[]
   /**
    * Views and materialized views: the defining query as `pg_get_viewdef` prints it with an

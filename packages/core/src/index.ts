@@ -30,6 +30,15 @@ export {
 export { FUNCTION_ALLOWLIST, OPERATOR_ALLOWLIST } from './policy/function-allowlist.js'
 export { MASK_NAMES, maskTypeProblem } from './policy/mask-library.js'
 export * from './policy/policy.types.js'
+export {
+  COLUMN_POLICY_TYPES,
+  expandTagTargets,
+  MAX_TAG_LENGTH,
+  TAG_PATTERN,
+  tagMatches,
+  tagTargetCoversColumn,
+  withTargetDefaults,
+} from './policy/tag-targets.js'
 export { matchesPattern } from './policy/target-pattern.js'
 export { validateExpression, validatePolicy } from './policy/validate-policy.js'
 export { type RewriteOptions, rewrite } from './rewrite.js'

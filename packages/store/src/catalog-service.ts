@@ -6,6 +6,7 @@ import {
   planCatalogSync,
   type UpstreamCatalogSnapshot,
 } from './catalog-sync.js'
+import { dropColumnTags, withTags } from './catalog-tags.js'
 import { bumpCatalogVersion } from './catalog-version.js'
 import { type StoreContext, sortedUnique } from './context.js'
 import { requireDatasource } from './datasources-service.js'
@@ -237,7 +238,7 @@ function exposedKey(table: CatalogView['schemas'][number]['tables'][number]): {
 
 /** The exposed catalog of one datasource, for session contexts. */
 export async function readExposedCatalog(db: Db, datasourceId: string): Promise<Catalog> {
-  return exposedOf(await readCatalog(db, datasourceId))
+  return withTags(db, datasourceId, exposedOf(await readCatalog(db, datasourceId)))
 }
 
 /** The exposed relations' kinds and definitions, as one comparable string. */
@@ -395,13 +396,18 @@ export class CatalogService {
       await requireDatasource(m.tx, datasourceId, true)
       const view = await readCatalog(m.tx, datasourceId)
       const before = exposedOf(view)
-      const { report, upserts, deletes, relationUpdates } = planCatalogSync(view, upstream)
+      const { report, upserts, deletes, deletedColumns, relationUpdates } = planCatalogSync(
+        view,
+        upstream,
+      )
       for (const { tableId, ...set } of relationUpdates) {
         await m.tx.update(catalogTables).set(set).where(eq(catalogTables.id, tableId))
       }
       if (deletes.length > 0) {
         await m.tx.delete(catalogColumns).where(inArray(catalogColumns.id, deletes))
       }
+      // A column dropped upstream loses its tags; the drift report lists them.
+      report.removed_tags = await dropColumnTags(m.tx, datasourceId, deletedColumns)
       for (const { tableId, schema, table, column } of upserts) {
         const values = {
           ordinalPosition: column.ordinal_position,

@@ -46,6 +46,8 @@ export interface CatalogSyncReport {
   added_columns: string[]
   removed_columns: string[]
   changed_columns: string[]
+  /** Tags of removed columns, as `schema.table.column: tag` (they are dropped with the column). */
+  removed_tags?: string[]
   has_breaking_changes: boolean
 }
 
@@ -56,6 +58,8 @@ export interface CatalogSyncPlan {
   upserts: { tableId: string; schema: string; table: string; column: UpstreamColumn }[]
   /** Stored column ids that vanished upstream. */
   deletes: string[]
+  /** The same columns by name (their tags go with them). */
+  deletedColumns: { schema: string; table: string; column: string }[]
   /** Stored relations whose kind or view definition changed upstream. */
   relationUpdates: {
     tableId: string
@@ -92,7 +96,13 @@ export function planCatalogSync(
     changed_columns: [],
     has_breaking_changes: false,
   }
-  const plan: CatalogSyncPlan = { report, upserts: [], deletes: [], relationUpdates: [] }
+  const plan: CatalogSyncPlan = {
+    report,
+    upserts: [],
+    deletes: [],
+    deletedColumns: [],
+    relationUpdates: [],
+  }
   const liveByName = new Map(upstream.tables.map((t) => [dotted(t.schema_name, t.table_name), t]))
   let removedExposed = false
   for (const schema of view.schemas) {
@@ -138,6 +148,11 @@ export function planCatalogSync(
         if (liveNames.has(c.column_name)) continue
         report.removed_columns.push(dotted(name, c.column_name))
         plan.deletes.push(c.id)
+        plan.deletedColumns.push({
+          schema: schema.schema_name,
+          table: table.table_name,
+          column: c.column_name,
+        })
         if (c.is_selected) removedExposed = true
       }
       const byName = new Map(table.columns.map((c) => [c.column_name, c]))

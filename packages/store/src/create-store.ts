@@ -9,6 +9,7 @@ import { AdminAuditLog } from './audit-log.js'
 import { type AuditVerification, verifyAuditChains } from './audit-verify.js'
 import { AuditedActions } from './audited-actions.js'
 import { CatalogService } from './catalog-service.js'
+import { CatalogTagsService } from './catalog-tags-service.js'
 import {
   CHANGE_CHANNEL,
   ChangeFeed,
@@ -80,6 +81,8 @@ export interface Store {
   readonly datasources: DatasourcesService
   readonly access: AccessService
   readonly catalog: CatalogService
+  /** Tags on catalog tables and columns, and classification proposals. */
+  readonly catalogTags: CatalogTagsService
   readonly policies: PoliciesService
   readonly assignments: AssignmentsService
   readonly attributes: AttributesService
@@ -254,6 +257,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     datasources: new DatasourcesService(context),
     access: new AccessService(context),
     catalog: new CatalogService(context),
+    catalogTags: new CatalogTagsService(context),
     policies: new PoliciesService(context),
     assignments: new AssignmentsService(context),
     attributes: new AttributesService(context),

@@ -22,6 +22,8 @@ export interface Datasource {
   pool_size: number
   /** How clients share upstream sessions; null: the server's default (`--pool-mode`). */
   pool_mode: PoolMode | null
+  /** Whether classification may sample column values (docs/policies.md, "Classification"). */
+  classification_sampling: boolean
   last_sync_at: string | null
   last_sync_result: unknown
   created_at: string
@@ -50,6 +52,7 @@ export interface CreateDatasourceInput {
   statement_timeout_ms?: number | null
   pool_size?: number | null
   pool_mode?: string | null
+  classification_sampling?: boolean | null
 }
 
 /** How clients share a datasource's upstream sessions, as pgbouncer names the modes. */
@@ -77,6 +80,7 @@ const fields = {
   statement_timeout_ms: v.nullish(intRange(0, 86_400_000)),
   pool_size: v.nullish(intRange(1, 200)),
   pool_mode: v.nullish(v.picklist(POOL_MODES, 'expected session or transaction')),
+  classification_sampling: v.nullish(v.boolean('expected a boolean')),
 }
 const createSchema = v.object({
   ...fields,
@@ -100,6 +104,7 @@ function toDatasource(row: Row): Datasource {
     statement_timeout_ms: row.statementTimeoutMs,
     pool_size: row.poolSize,
     pool_mode: row.poolMode as PoolMode | null,
+    classification_sampling: row.classificationSampling,
     last_sync_at: iso(row.lastSyncAt),
     last_sync_result: row.lastSyncResult ?? null,
     created_at: isoNow(row.createdAt),
@@ -157,6 +162,7 @@ export class DatasourcesService {
               statementTimeoutMs: body.statement_timeout_ms ?? 0,
               poolSize: body.pool_size ?? 10,
               poolMode: body.pool_mode ?? null,
+              classificationSampling: body.classification_sampling ?? true,
               createdBy: actorId,
               updatedBy: actorId,
               createdAt: m.now,
@@ -271,11 +277,16 @@ export class DatasourcesService {
         poolSize: body.pool_size ?? row.poolSize,
         // null returns the datasource to the server's default pool mode.
         poolMode: body.pool_mode === undefined ? row.poolMode : body.pool_mode,
+        classificationSampling: body.classification_sampling ?? row.classificationSampling,
       }
       // The pool mode is audited when it changes; the create entry keeps the contract's fields.
+      const extra = (r: Row) => ({
+        pool_mode: r.poolMode,
+        classification_sampling: r.classificationSampling,
+      })
       const diff = diffFields(
-        { ...snapshot(row), pool_mode: row.poolMode },
-        { ...snapshot(next), pool_mode: next.poolMode },
+        { ...snapshot(row), ...extra(row) },
+        { ...snapshot(next), ...extra(next) },
       )
       const configChanged =
         JSON.stringify(settings) !== JSON.stringify(row.config) || secret !== row.secret
@@ -295,6 +306,7 @@ export class DatasourcesService {
               statementTimeoutMs: next.statementTimeoutMs,
               poolSize: next.poolSize,
               poolMode: next.poolMode,
+              classificationSampling: next.classificationSampling,
               config: settings,
               secret,
               updatedBy: actorId,

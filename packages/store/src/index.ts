@@ -43,6 +43,12 @@ export type {
   UpstreamColumn,
 } from './catalog-sync.js'
 export type {
+  CatalogTagsService,
+  ClassifiedColumn,
+  ObjectTags,
+  TagProposal,
+} from './catalog-tags-service.js'
+export type {
   ChangeEvent,
   ChangeFeedEvent,
   ChangeListener,

@@ -27,6 +27,7 @@ export const AUDIT_RESOURCE_TYPES = [
   'table_relationship',
   'column_anchor',
   'access_request',
+  'catalog_tag',
 ] as const
 
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]
@@ -52,6 +53,9 @@ export const AUDIT_ACTIONS = [
   'approve',
   'deny',
   'cancel',
+  'propose',
+  'accept',
+  'reject',
 ] as const
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]

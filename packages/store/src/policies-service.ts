@@ -21,6 +21,7 @@ import {
   catalogColumns,
   catalogSchemas,
   catalogTables,
+  catalogTags,
   decisionFunctions,
   policies,
   policyAssignments,
@@ -97,12 +98,19 @@ const patterns = v.pipe(
 )
 /** One policy target (admin-api 9.2); shared with the admin API's request schemas. */
 export const policyTargetSchema = v.object({
-  schemas: patterns,
-  tables: patterns,
+  // Required unless the target names tags; core's shape check says which (docs/policies.md).
+  schemas: v.optional(patterns),
+  tables: v.optional(patterns),
   columns: v.nullish(
     v.pipe(
       v.array(pattern, 'expected an array of patterns'),
       v.maxLength(100, 'at most 100 patterns'),
+    ),
+  ),
+  tags: v.nullish(
+    v.pipe(
+      v.array(v.pipe(v.string('expected a string'), v.maxLength(100, 'at most 100 characters'))),
+      v.maxLength(20, 'at most 20 tags'),
     ),
   ),
 })
@@ -188,6 +196,7 @@ async function checkMaskTypes(db: Db, targets: PolicyTarget[], maskExpression: s
   if (!parsed.valid || parsed.masks.length === 0) return
   const columns = await db
     .select({
+      ds: catalogTables.datasourceId,
       schema: catalogSchemas.schemaName,
       table: catalogTables.tableName,
       column: catalogColumns.columnName,
@@ -196,15 +205,31 @@ async function checkMaskTypes(db: Db, targets: PolicyTarget[], maskExpression: s
     .from(catalogColumns)
     .innerJoin(catalogTables, eq(catalogTables.id, catalogColumns.tableId))
     .innerJoin(catalogSchemas, eq(catalogSchemas.id, catalogTables.schemaId))
+  const tagged = targets.some((t) => t.tags && t.tags.length > 0)
+  const tags = new Map<string, string[]>()
+  for (const r of tagged ? await db.select().from(catalogTags) : []) {
+    const key = [r.datasourceId, r.schemaName, r.tableName, r.columnName].join('\u0000')
+    tags.set(key, [...(tags.get(key) ?? []), r.tag])
+  }
   const matches = (patterns: readonly string[] | null | undefined, value: string) =>
     (patterns ?? []).some((pattern) => core.matchesPattern(pattern, value))
   for (const c of columns) {
+    const columnTags = tags.get([c.ds, c.schema, c.table, c.column].join('\u0000'))
     if (
-      !targets.some(
-        (t) =>
-          matches(t.schemas, c.schema) &&
-          matches(t.tables, c.table) &&
-          matches(t.columns, c.column),
+      !targets.some((t) =>
+        t.tags && t.tags.length > 0
+          ? core.tagTargetCoversColumn(
+              core.withTargetDefaults('column_mask', t),
+              c.schema,
+              c.table,
+              {
+                name: c.column,
+                ...(columnTags ? { tags: columnTags } : {}),
+              },
+            )
+          : matches(t.schemas, c.schema) &&
+            matches(t.tables, c.table) &&
+            matches(t.columns, c.column),
       )
     )
       continue
@@ -527,9 +552,15 @@ export class PoliciesService {
 /** `columns` is null where the type forbids it (admin-api 9.1). */
 function normalizeTargets(type: PolicyType, targets: readonly PolicyTarget[]): PolicyTarget[] {
   const noColumns = type === 'row_filter' || type === 'table_deny'
-  return targets.map((t) => ({
-    schemas: [...t.schemas],
-    tables: [...t.tables],
-    columns: noColumns ? null : t.columns ? [...t.columns] : null,
-  }))
+  const all = ['*']
+  return targets.map((t) => {
+    // A tag target keeps its tags; the name patterns it left out match everything.
+    const tagged = t.tags && t.tags.length > 0
+    return {
+      schemas: t.schemas ? [...t.schemas] : all,
+      tables: t.tables ? [...t.tables] : all,
+      columns: noColumns ? null : t.columns ? [...t.columns] : tagged ? all : null,
+      ...(tagged ? { tags: [...new Set(t.tags)].sort() } : {}),
+    }
+  })
 }

@@ -5,6 +5,7 @@ import { grantsCases } from './cases/grants.cases.js'
 import { policiesCases } from './cases/policies.cases.js'
 import { rolesCases } from './cases/roles.cases.js'
 import { sessionsCases } from './cases/sessions.cases.js'
+import { tagsCases } from './cases/tags.cases.js'
 import { usersCases } from './cases/users.cases.js'
 
 /** Opens a fresh, migrated, empty store; each describe block gets its own. */
@@ -22,4 +23,5 @@ export function runResourceStoreCases(
   sessionsCases(makeStore)
   auditCases(makeStore)
   grantsCases(makeStore)
+  tagsCases(makeStore)
 }

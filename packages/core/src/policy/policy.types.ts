@@ -13,6 +13,11 @@ export interface PolicyTarget {
   schemas: readonly string[]
   tables: readonly string[]
   columns?: readonly string[] | null
+  /**
+   * Catalog tags the target covers (docs/policies.md, "Tags"): with them, the name patterns only
+   * narrow, and a session expands the target into the objects carrying a matching tag.
+   */
+  tags?: readonly string[] | null
 }
 
 /** How a policy's decision function is attached, as the session compiler needs it. */

@@ -1,6 +1,7 @@
 import { isPalisadeError } from '../errors.js'
 import type { PolicyTarget, PolicyType } from './policy.types.js'
 import { parsePolicyExpression } from './policy-expression.js'
+import { MAX_TAG_LENGTH, TAG_PATTERN } from './tag-targets.js'
 
 /** One failing field, in the admin API's `details` shape. */
 export interface ValidationDetail {
@@ -60,11 +61,18 @@ function checkShape(input: PolicyDefinitionInput): ValidationDetail[] {
     })
   }
   targets.forEach((target, i) => {
-    checkPatterns(details, `targets[${i}].schemas`, target.schemas)
-    checkPatterns(details, `targets[${i}].tables`, target.tables)
+    const tagged = target.tags !== null && target.tags !== undefined
+    if (tagged) checkTags(details, `targets[${i}].tags`, target.tags as readonly string[])
+    // A tag target may leave out the name patterns (they then match everything).
+    if (!tagged || target.schemas !== undefined)
+      checkPatterns(details, `targets[${i}].schemas`, target.schemas)
+    if (!tagged || target.tables !== undefined)
+      checkPatterns(details, `targets[${i}].tables`, target.tables)
     const columns = target.columns
     if (NEEDS_COLUMNS.has(type)) {
-      if (!columns || columns.length === 0) {
+      if (tagged && (columns === null || columns === undefined)) {
+        // Every tagged column of the matching tables.
+      } else if (!columns || columns.length === 0) {
         details.push({
           field: `targets[${i}].columns`,
           code: 'required',
@@ -110,6 +118,22 @@ function checkShape(input: PolicyDefinitionInput): ValidationDetail[] {
     })
   }
   return details
+}
+
+function checkTags(details: ValidationDetail[], field: string, tags: readonly string[]): void {
+  if (!Array.isArray(tags) || tags.length < 1 || tags.length > 20) {
+    details.push({ field, code: 'too_short', message: 'tags must have 1 to 20 entries' })
+    return
+  }
+  tags.forEach((tag, i) => {
+    if (typeof tag !== 'string' || tag.length > MAX_TAG_LENGTH || !TAG_PATTERN.test(tag)) {
+      details.push({
+        field: `${field}[${i}]`,
+        code: 'pattern',
+        message: 'a tag is dot-separated lowercase words, like pii.email',
+      })
+    }
+  })
 }
 
 function checkPatterns(

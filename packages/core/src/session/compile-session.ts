@@ -4,6 +4,7 @@ import { buildDecisionContext, decisionRecord, resolveDecision } from '../decisi
 import { loadCoreFor } from '../load-core.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
 import type { EffectivePolicy } from '../policy/policy.types.js'
+import { expandTagTargets } from '../policy/tag-targets.js'
 import type { SessionInput } from '../session-context.types.js'
 import { CompiledSession, type SchemaEntry, type TableEntry } from './compiled-session.js'
 import { hasQueryDecisions, PolicyRuntime, policiesForTable } from './policy-runtime.js'
@@ -49,9 +50,10 @@ export async function compileSession(
  * alone when no policy runs a decision function).
  */
 export function compileSessionSync(
-  input: SessionInput,
+  original: SessionInput,
   options: CompileOptions = {},
 ): CompiledSession {
+  const input = expandTagTargets(original)
   const shadowed = input.policies.filter((p) => p.enforcement === 'shadow')
   if (shadowed.length === 0) return compileOne(input, options)
   const session = compileOne(

@@ -28,6 +28,8 @@ export const datasources = pgTable('datasources', {
   poolMode: text('pool_mode'),
   lastSyncAt: ts('last_sync_at'),
   lastSyncResult: jsonb('last_sync_result'),
+  /** Whether classification may read a bounded sample of column values (names are always read). */
+  classificationSampling: boolean('classification_sampling').notNull().default(true),
   /** Bumped with every catalog, relationship or anchor change; keys the session-context cache. */
   catalogVersion: integer('catalog_version').notNull().default(0),
   createdBy: uuid('created_by'),

@@ -447,6 +447,7 @@ const READ_ONLY = new Set([
   'getVersion',
   'validateExpression',
   'listAnchors',
+  'proposals',
 ])
 
 function mutatingMethodNames(store: Store): string[] {
@@ -462,6 +463,7 @@ function mutatingMethodNames(store: Store): string[] {
     decisionFunctions: store.decisionFunctions,
     relationships: store.relationships,
     accessRequests: store.accessRequests,
+    catalogTags: store.catalogTags,
   }
   return Object.entries(services).flatMap(([name, service]) =>
     Object.getOwnPropertyNames(Object.getPrototypeOf(service))
@@ -565,6 +567,32 @@ async function walkEveryMutation(store: Store, admin: User): Promise<string[]> {
       a,
     ),
   )
+  await step('catalogTags.set', () =>
+    store.catalogTags.set(
+      ds.id,
+      { schema_name: 'public', table_name: 'a', column_name: 'pid', tags: ['pii'] },
+      a,
+    ),
+  )
+  let proposalId = ''
+  await step('catalogTags.propose', async () => {
+    const [p] = await store.catalogTags.propose(
+      ds.id,
+      [
+        {
+          schema_name: 'public',
+          table_name: 'a',
+          column_name: 'id',
+          tag: 'pii.ssn',
+          confidence: 0.9,
+          evidence: 'values',
+        },
+      ],
+      a,
+    )
+    proposalId = p?.id ?? ''
+  })
+  await step('catalogTags.decide', () => store.catalogTags.decide(ds.id, proposalId, 'reject', a))
   const tables = (await store.catalog.get(ds.id)).schemas[0]?.tables ?? []
   let rel!: { id: string }
   await step('relationships.create', async () => {

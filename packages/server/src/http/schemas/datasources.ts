@@ -19,6 +19,7 @@ const dsFields = {
   pool_size: v.nullish(intRange(1, 200)),
   /** null: the server's default pool mode (`--pool-mode`). */
   pool_mode: v.nullish(v.picklist(POOL_MODES, 'expected session or transaction')),
+  classification_sampling: optionalBoolean,
 }
 
 /** Body of `POST /datasources`. */
