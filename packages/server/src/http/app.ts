@@ -18,6 +18,7 @@ import { attributeRoutes } from './routes/attributes.js'
 import { auditRoutes } from './routes/audit.js'
 import { authRoutes } from './routes/auth.js'
 import { catalogRoutes } from './routes/catalog.js'
+import { catalogTagRoutes } from './routes/catalog-tags.js'
 import { datasourceRoutes } from './routes/datasources.js'
 import { decisionFunctionRoutes } from './routes/decision-functions.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -77,6 +78,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   ...discoveryRoutes,
   ...accessRoutes,
   ...accessRequestRoutes,
+  ...catalogTagRoutes,
   ...assignmentRoutes,
   ...relationshipRoutes,
   ...policyRoutes,

@@ -1,4 +1,5 @@
 import type { SaveSchemaInput, UpstreamColumn } from '@palisade/store'
+import { classifyDatasource } from '../classification/classify.js'
 import type { DiscoveryJobControl } from './discovery-jobs.js'
 import type { AdminDeps } from './env.js'
 import type { DiscoverRequest } from './schemas/discovery.js'
@@ -98,7 +99,9 @@ export function discoveryWork(
           readSelection(r, request),
         )
         if (!control.beginCommit()) return null
-        return catalog.saveCatalog(datasourceId, schemas, actorId)
+        const saved = await catalog.saveCatalog(datasourceId, schemas, actorId)
+        await proposeTags(deps, datasourceId, actorId)
+        return saved
       }
     case 'sync_catalog':
       return async (control) => {
@@ -123,8 +126,27 @@ export function discoveryWork(
           return { schemas, tables, column_tables, columns }
         })
         if (!control.beginCommit()) return null
-        return catalog.syncCatalog(datasourceId, snapshot, actorId)
+        const report = await catalog.syncCatalog(datasourceId, snapshot, actorId)
+        await proposeTags(deps, datasourceId, actorId)
+        return report
       }
+  }
+}
+
+/**
+ * Classifies the saved or synced catalog (docs/policies.md, "Classification"). The catalog is
+ * already committed: a classification that fails is logged, and the job still succeeds.
+ */
+async function proposeTags(deps: AdminDeps, datasourceId: string, actorId: string): Promise<void> {
+  try {
+    await classifyDatasource(deps.store, datasourceId, actorId)
+  } catch (error) {
+    deps.logger({
+      level: 'warn',
+      msg: 'classification failed',
+      datasource_id: datasourceId,
+      error: (error as Error).message,
+    })
   }
 }
 

@@ -1,0 +1,4 @@
+import { pgliteHarness } from './fixtures/harness.js'
+import { runTagCases } from './tags.cases.js'
+
+runTagCases('PGlite', pgliteHarness)
