@@ -244,6 +244,8 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
           assignments: new AssignmentsService(scoped),
           attributes: new AttributesService(scoped),
           decisionFunctions: new DecisionFunctionsService(scoped),
+          catalog: new CatalogService(scoped),
+          catalogTags: new CatalogTagsService(scoped),
           sessions: new SessionContextBuilder(scoped),
         })
       },
@@ -314,5 +316,7 @@ export interface ScopedStore {
   readonly assignments: AssignmentsService
   readonly attributes: AttributesService
   readonly decisionFunctions: DecisionFunctionsService
+  readonly catalog: CatalogService
+  readonly catalogTags: CatalogTagsService
   readonly sessions: SessionContextBuilder
 }

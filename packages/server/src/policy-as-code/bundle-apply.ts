@@ -9,6 +9,7 @@ import {
   exportBundle,
   type PolicyBundle,
 } from './bundle-export.js'
+import { applyTags, normalizeObjectTags } from './bundle-tags.js'
 import {
   applyAccessWindows,
   canonicalWindow,
@@ -34,6 +35,7 @@ export interface PlanStep {
     | 'role_member'
     | 'role_parent'
     | 'assignment'
+    | 'catalog_tag'
   name: string
   /** For updates: the fields that change. */
   fields?: string[]
@@ -148,6 +150,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
         priority: a.priority ?? 100,
         ...(canonicalWindow(a) ?? {}),
       })),
+      ...optional('tags', normalizeObjectTags(d.tags)),
     })),
   }
 }
@@ -565,6 +568,15 @@ async function applyDatasource(
     have: summary,
     userId: (name) => resolve.userId(name, `${where}.access`),
     roleId: (name) => resolve.roleId(name, `${where}.access`),
+    where,
+    actorId,
+    note,
+  })
+  await applyTags({
+    store,
+    datasourceId: id,
+    datasourceName: d.name,
+    want: d.tags,
     where,
     actorId,
     note,

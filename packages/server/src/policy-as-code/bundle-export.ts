@@ -107,6 +107,16 @@ export interface BundleDatasource {
     windows?: { users?: BundleWindows; roles?: BundleWindows }
   }
   assignments: BundleAssignment[]
+  /** Tags on the datasource's catalog tables (`column` null) and columns; omitted when none. */
+  tags?: BundleObjectTags[]
+}
+
+/** One tagged table or column. */
+export interface BundleObjectTags {
+  schema: string
+  table: string
+  column: string | null
+  tags: string[]
 }
 
 /** The services an export reads (the store itself, or one transaction of it). */
@@ -177,6 +187,12 @@ export async function exportBundle(
     if (wanted && !wanted.has(ds.name)) continue
     const access = await store.access.get(ds.id)
     const assignments = await store.assignments.list(ds.id)
+    const tags = (await store.catalogTags.list(ds.id)).map((o) => ({
+      schema: o.schema_name,
+      table: o.table_name,
+      column: o.column_name,
+      tags: o.tags,
+    }))
     const config = Object.fromEntries(
       Object.entries(ds.config)
         .filter(([key]) => !SECRET_CONFIG.has(key))
@@ -207,6 +223,7 @@ export async function exportBundle(
           ...(canonicalWindow(a) ?? {}),
         }))
         .sort((a, b) => compare(assignmentKey(a), assignmentKey(b))),
+      ...(tags.length > 0 ? { tags } : {}),
     })
   }
   return {
