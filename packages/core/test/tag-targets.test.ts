@@ -104,6 +104,32 @@ describe('tag-targeted policies', () => {
     ])
   })
 
+  it('masks columns of any name with {column}, the masked column itself', async () => {
+    const mask = policy('column_mask', {
+      target: { schemas: ['*'], tables: ['*'], columns: ['*'], tags: ['pii', 'finance'] },
+      maskExpression: "left({column}::text, 2) || '…'",
+    })
+    const session = await makeSession(catalog, { policies: [mask] })
+    expect(await run(db, session, 'SELECT email, ssn FROM customers WHERE id = 1')).toEqual([
+      { email: 'al…', ssn: '11…' },
+    ])
+    const library = policy('column_mask', {
+      target: { schemas: ['*'], tables: ['*'], columns: ['*'], tags: ['pii.email'] },
+      maskExpression: 'mask.email({column})',
+    })
+    const s2 = await makeSession(catalog, { policies: [library] })
+    const [row] = await run<{ email: string }>(db, s2, 'SELECT email FROM customers WHERE id = 1')
+    expect(row?.email).toMatch(/@acme\.test$/)
+    expect(row?.email).not.toContain('alice')
+    expect(
+      validatePolicy({
+        policyType: 'row_filter',
+        targets: [{ schemas: ['*'], tables: ['*'] }],
+        filterExpression: '{column} = 1',
+      }),
+    ).toMatchObject({ ok: false, error: 'invalid_expression' })
+  })
+
   it('validates tags: a tag target needs no name patterns, a bad tag is a field error', () => {
     expect(
       validatePolicy({ policyType: 'column_deny', targets: [{ tags: ['pii.email'] } as never] }),

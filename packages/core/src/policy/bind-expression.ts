@@ -19,6 +19,7 @@ import { AccessRulesError } from '../errors.js'
 import type { AttributeDefinition, SessionUser } from '../session-context.types.js'
 import { expandMaskCalls } from './mask-library.js'
 import type { PolicyExpression } from './policy-expression.js'
+import { MASKED_COLUMN } from './template-placeholders.js'
 import { listAsArray, resolveTemplateValue, type TemplateValue } from './template-values.js'
 
 /** The scan an expression is bound to: column references are qualified with `qualifier`. */
@@ -87,13 +88,19 @@ export function bindMask(
   masked: { name: string; type: string },
 ): AstNode {
   for (const column of expression.columns) {
-    if (!target.columns.has(column)) {
+    if (column !== MASKED_COLUMN && !target.columns.has(column)) {
       throw new AccessRulesError(
         `mask on ${target.schema}.${target.table} references missing column "${column}"`,
       )
     }
   }
-  const bound = bindColumns(expression, target.qualifier, new Map(), env)
+  // `{column}` is the masked column's own raw value.
+  const bound = bindColumns(
+    expression,
+    target.qualifier,
+    new Map([[MASKED_COLUMN, masked.name]]),
+    env,
+  )
   if (expression.masks.length === 0) return bound
   return expandMaskCalls(bound, masked, env.maskKey, expressionText)
 }

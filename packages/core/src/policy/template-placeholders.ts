@@ -3,6 +3,12 @@ import { ExpressionError } from '../errors.js'
 /** `{user.<key>}` template variables (spec 1.2). */
 const TEMPLATE = /\{user\.([A-Za-z_][A-Za-z0-9_]*)\}/y
 
+/**
+ * What `{column}` becomes in a mask expression: a column reference that the binder points at
+ * the masked column itself, so one mask serves columns of any name (tag targets).
+ */
+export const MASKED_COLUMN = '_palisade_masked_column'
+
 export interface Placeholders {
   /** The expression text with every template replaced by `$n`. */
   readonly text: string
@@ -38,12 +44,15 @@ export function replaceTemplates(expression: string): Placeholders {
       const end = close < 0 ? expression.length : close + tag[0].length
       out += expression.slice(i, end)
       i = end
+    } else if (expression.startsWith('{column}', i)) {
+      out += MASKED_COLUMN
+      i += '{column}'.length
     } else if (ch === '{') {
       TEMPLATE.lastIndex = i
       const match = TEMPLATE.exec(expression)
       if (!match)
         throw new ExpressionError(
-          `invalid template variable at character ${i + 1}: use {user.<key>}`,
+          `invalid template variable at character ${i + 1}: use {user.<key>} or {column}`,
         )
       const key = match[1] as string
       let index = keys.indexOf(key)

@@ -2,6 +2,7 @@ import { isPalisadeError } from '../errors.js'
 import type { PolicyTarget, PolicyType } from './policy.types.js'
 import { parsePolicyExpression } from './policy-expression.js'
 import { MAX_TAG_LENGTH, TAG_PATTERN } from './tag-targets.js'
+import { MASKED_COLUMN } from './template-placeholders.js'
 
 /** One failing field, in the admin API's `details` shape. */
 export interface ValidationDetail {
@@ -181,6 +182,9 @@ export function validateExpression(
         valid: false,
         error: `mask.${parsed.masks[0]} is a library mask: it belongs in a mask_expression`,
       }
+    }
+    if (!options.isMask && parsed.columns.includes(MASKED_COLUMN)) {
+      return { valid: false, error: '{column} (the masked column) belongs in a mask_expression' }
     }
     return { valid: true, variables: [...parsed.variables], masks: [...parsed.masks] }
   } catch (error) {
