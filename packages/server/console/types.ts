@@ -56,6 +56,8 @@ export interface Datasource {
   name: string
   ds_type: string
   config: Record<string, unknown>
+  /** Whether classification may sample values. */
+  classification_sampling?: boolean
   access_mode: string
   is_active: boolean
   statement_timeout_ms: number
@@ -83,6 +85,8 @@ export interface Target {
   schemas: string[]
   tables: string[]
   columns: string[] | null
+  /** Catalog tags the target covers (docs/policies.md, "Tags"). */
+  tags?: string[]
 }
 
 export interface Assignment {
@@ -203,4 +207,24 @@ export interface AccessRequest {
   decision_comment: string | null
   granted_until: string | null
   created_at: string
+}
+
+/** One tagged table (`column_name` null) or column. */
+export interface ObjectTags {
+  schema_name: string
+  table_name: string
+  column_name: string | null
+  tags: string[]
+}
+
+/** A tag the classifier proposes for a column. */
+export interface TagProposal {
+  id: string
+  schema_name: string
+  table_name: string
+  column_name: string
+  tag: string
+  confidence: number
+  evidence: string
+  status: 'pending' | 'accepted' | 'rejected'
 }

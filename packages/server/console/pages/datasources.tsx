@@ -8,6 +8,7 @@ import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
 import { Show, useLoad } from '../ui/states'
 import { CatalogPanel } from './catalog'
+import { TagsPanel } from './tags'
 
 export function DatasourcesPage() {
   const list = usePaged<Datasource>('/datasources')
@@ -178,6 +179,7 @@ export function DatasourcePage(props: { id: string }) {
             <DatasourceSettings key={JSON.stringify(d)} ds={d} onSaved={ds.reload} />
             <DatasourceAccess ds={d} />
             <CatalogPanel ds={d} onSynced={ds.reload} />
+            <TagsPanel ds={d} />
             <DatasourceAssignments ds={d} />
             <DeleteDatasource ds={d} />
           </>
@@ -200,6 +202,7 @@ function DatasourceSettings(props: { ds: Datasource; onSaved: () => void }) {
   const [timeout, setTimeoutMs] = useState(String(ds.statement_timeout_ms))
   const [poolSize, setPoolSize] = useState(String(ds.pool_size))
   const [poolMode, setPoolMode] = useState(ds.pool_mode ?? 'session')
+  const [sampling, setSampling] = useState(ds.classification_sampling !== false)
   const save = useAction()
   const test = useAction()
   const [testAnswer, setTestAnswer] = useState<string | null>(null)
@@ -212,6 +215,7 @@ function DatasourceSettings(props: { ds: Datasource; onSaved: () => void }) {
         statement_timeout_ms: Number(timeout),
         pool_size: Number(poolSize),
         ...(ds.pool_mode ? { pool_mode: poolMode } : {}),
+        classification_sampling: sampling,
         config: configBody(type, values),
       })
       props.onSaved()
@@ -264,6 +268,11 @@ function DatasourceSettings(props: { ds: Datasource; onSaved: () => void }) {
         )}
       </div>
       <Checkbox label="Active (accepts connections)" checked={active} onChange={setActive} />
+      <Checkbox
+        label="Classification may sample column values (off: column names only)"
+        checked={sampling}
+        onChange={setSampling}
+      />
       <ActionError error={save.error} />
       <button type="submit" disabled={save.busy}>
         Save settings

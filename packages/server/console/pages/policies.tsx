@@ -195,6 +195,8 @@ interface TargetDraft {
   schemas: string
   tables: string
   columns: string
+  /** Catalog tags (comma-separated); with tags, blank patterns match everything. */
+  tags: string
 }
 
 function toDraft(t: Target): TargetDraft {
@@ -202,6 +204,21 @@ function toDraft(t: Target): TargetDraft {
     schemas: t.schemas.join(', '),
     tables: t.tables.join(', '),
     columns: (t.columns ?? []).join(', '),
+    tags: (t.tags ?? []).join(', '),
+  }
+}
+
+const EMPTY_TARGET: TargetDraft = { schemas: '*', tables: '', columns: '', tags: '' }
+
+/** A drafted target as the API takes it: a tag target sends only what narrows it. */
+function targetBody(t: TargetDraft, withColumns: boolean) {
+  const tags = split(t.tags)
+  const patterns = (text: string) => (tags.length > 0 && split(text).length === 0 ? {} : null)
+  return {
+    ...(patterns(t.schemas) ?? { schemas: split(t.schemas) }),
+    ...(patterns(t.tables) ?? { tables: split(t.tables) }),
+    ...(withColumns ? (patterns(t.columns) ?? { columns: split(t.columns) }) : {}),
+    ...(tags.length > 0 ? { tags } : {}),
   }
 }
 
@@ -210,9 +227,7 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
   const [name, setName] = useState(p?.name ?? '')
   const [description, setDescription] = useState(p?.description ?? '')
   const [type, setType] = useState(p?.policy_type ?? 'row_filter')
-  const [targets, setTargets] = useState<TargetDraft[]>(
-    p ? p.targets.map(toDraft) : [{ schemas: '*', tables: '', columns: '' }],
-  )
+  const [targets, setTargets] = useState<TargetDraft[]>(p ? p.targets.map(toDraft) : [EMPTY_TARGET])
   const [filter, setFilter] = useState(p?.filter_expression ?? '')
   const [mask, setMask] = useState(p?.mask_expression ?? '')
   const [fnId, setFnId] = useState(p?.decision_function_id ?? '')
@@ -231,11 +246,7 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
     name,
     description: description || null,
     policy_type: type,
-    targets: targets.map((t) => ({
-      schemas: split(t.schemas),
-      tables: split(t.tables),
-      ...(hasColumns(type) ? { columns: split(t.columns) } : {}),
-    })),
+    targets: targets.map((t) => targetBody(t, hasColumns(type))),
     filter_expression: type === 'row_filter' ? filter : null,
     mask_expression: type === 'column_mask' ? mask : null,
     decision_function_id: fnId || null,
@@ -306,6 +317,12 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
                 onChange={(v) => setTarget(i, { columns: v })}
               />
             )}
+            <TextField
+              label={`Target ${i + 1} tags`}
+              name={`target-${i}-tags`}
+              value={t.tags}
+              onChange={(v) => setTarget(i, { tags: v })}
+            />
             {targets.length > 1 && (
               <button
                 type="button"
@@ -317,10 +334,7 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
             )}
           </div>
         ))}
-        <button
-          type="button"
-          onClick={() => setTargets([...targets, { schemas: '*', tables: '', columns: '' }])}
-        >
+        <button type="button" onClick={() => setTargets([...targets, EMPTY_TARGET])}>
           Add target
         </button>
       </fieldset>

@@ -262,6 +262,22 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
     await shot('access-request-approved')
   })
 
+  it('classifies the shop, accepts a proposed tag and shows it', async () => {
+    await goTo('Datasources')
+    await page.getByRole('link', { name: 'shop', exact: true }).click()
+    await page.getByRole('button', { name: 'Classify now' }).click()
+    const accept = page.getByRole('button', { name: 'Accept pii.email on email' })
+    await accept.waitFor()
+    expect(await page.getByRole('button', { name: 'Accept pii.ssn on ssn' }).count()).toBe(1)
+    await accept.click()
+    await page.getByRole('listitem').filter({ hasText: 'public.customers.email:' }).waitFor()
+    const tags = await server.store.catalogTags.list(seeded.datasourceId)
+    expect(tags).toEqual([
+      { schema_name: 'public', table_name: 'customers', column_name: 'email', tags: ['pii.email'] },
+    ])
+    await shot('tags')
+  })
+
   it('says "forbidden" when the account stops being an admin, and signs out', async () => {
     const me = await server.store.users.findByUsername('console-admin')
     await server.store.users.update(me?.id as string, { is_admin: false }, seeded.admin.id)
