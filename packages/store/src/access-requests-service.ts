@@ -55,15 +55,75 @@ const duration = v.pipe(
   v.maxValue(MAX_REQUEST_SECONDS, `must be at most ${MAX_REQUEST_SECONDS} seconds (90 days)`),
 )
 
+/** `duration` may be an ISO 8601 duration (`PT8H`, `P1DT12H`, `P2W`) or seconds. */
+const durationAlias = v.optional(
+  v.union([v.number(), v.string()], 'expected seconds or an ISO 8601 duration'),
+)
+
 const createSchema = v.object({
   role_id: v.optional(v.nullable(uuidString)),
   datasource_id: v.optional(v.nullable(uuidString)),
-  duration_seconds: duration,
+  duration_seconds: v.optional(duration),
+  duration: durationAlias,
   reason: boundedString(1, 2000),
 })
 
 const comment = v.optional(v.nullable(boundedString(0, 2000)))
-const approveSchema = v.object({ duration_seconds: v.optional(duration), comment })
+const approveSchema = v.object({
+  duration_seconds: v.optional(duration),
+  duration: durationAlias,
+  comment,
+})
+
+const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/
+
+/** Seconds of an ISO 8601 duration without years or months (their length varies), or null. */
+export function isoDurationSeconds(text: string): number | null {
+  const m = ISO_DURATION.exec(text.trim().toUpperCase())
+  if (!m || text.trim().toUpperCase() === 'P' || /T$/.test(text.trim())) return null
+  const [w, d, h, min, sec] = m.slice(1).map((x) => Number(x ?? 0))
+  return (w ?? 0) * 604_800 + (d ?? 0) * 86_400 + (h ?? 0) * 3600 + (min ?? 0) * 60 + (sec ?? 0)
+}
+
+/**
+ * The requested seconds from `duration_seconds` or its `duration` spelling (both: they must
+ * agree); `required` makes a missing one a 422. Checked against the same 60 s to 90 days.
+ */
+function durationOf(
+  body: { duration_seconds?: number | undefined; duration?: number | string | undefined },
+  required: boolean,
+): number | undefined {
+  const alias =
+    body.duration === undefined
+      ? undefined
+      : typeof body.duration === 'number'
+        ? body.duration
+        : isoDurationSeconds(body.duration)
+  const problem = (message: string) =>
+    new ValidationError([{ field: 'duration', code: 'invalid_type', message }])
+  if (alias === null) throw problem('duration is not an ISO 8601 duration like PT8H or P1D')
+  if (
+    alias !== undefined &&
+    body.duration_seconds !== undefined &&
+    alias !== body.duration_seconds
+  ) {
+    throw problem('duration and duration_seconds differ')
+  }
+  const seconds = body.duration_seconds ?? alias
+  if (seconds === undefined) {
+    if (!required) return undefined
+    throw new ValidationError([
+      { field: 'duration_seconds', code: 'required', message: 'duration_seconds is required' },
+    ])
+  }
+  const checked = v.safeParse(duration, seconds)
+  if (!checked.success) {
+    throw new ValidationError([
+      { field: 'duration_seconds', code: 'out_of_range', message: checked.issues[0].message },
+    ])
+  }
+  return checked.output
+}
 const denySchema = v.object({ comment })
 
 /** Requests joined with their user, role and datasource names. */
@@ -123,12 +183,15 @@ export class AccessRequestsService {
     input: {
       role_id?: string | null
       datasource_id?: string | null
-      duration_seconds: number
+      duration_seconds?: number
+      /** ISO 8601 (`PT8H`) or seconds: another spelling of `duration_seconds`. */
+      duration?: number | string
       reason: string
     },
   ): Promise<AccessRequest> {
     const id = await this.#ctx.mutate(userId, async (m) => {
       const body = parseBody(createSchema, input)
+      const seconds = durationOf(body, true) as number
       const target = await checkTarget(m.tx, body.role_id ?? null, body.datasource_id ?? null)
       const [pending] = await m.tx
         .select({ n: count() })
@@ -164,7 +227,7 @@ export class AccessRequestsService {
         roleId: target.kind === 'role' ? target.id : null,
         datasourceId: target.kind === 'datasource' ? target.id : null,
         reason: body.reason,
-        durationSeconds: body.duration_seconds,
+        durationSeconds: seconds,
         status: 'pending',
         createdAt: m.now,
         updatedAt: m.now,
@@ -174,7 +237,7 @@ export class AccessRequestsService {
         user_id: userId,
         kind: target.kind,
         [`${target.kind}_id`]: target.id,
-        duration_seconds: body.duration_seconds,
+        duration_seconds: seconds,
         reason: body.reason,
       })
       return row.id
@@ -216,13 +279,13 @@ export class AccessRequestsService {
    */
   async approve(
     id: string,
-    input: { duration_seconds?: number; comment?: string | null },
+    input: { duration_seconds?: number; duration?: number | string; comment?: string | null },
     adminId: string,
   ): Promise<AccessRequest> {
     await this.#ctx.mutate(adminId, async (m) => {
       const body = parseBody(approveSchema, input ?? {})
       const request = await this.#pending(m, id, adminId)
-      const seconds = body.duration_seconds ?? request.durationSeconds
+      const seconds = durationOf(body, false) ?? request.durationSeconds
       if (seconds > request.durationSeconds) {
         throw new ValidationError([
           {

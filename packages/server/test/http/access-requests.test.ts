@@ -104,6 +104,31 @@ describe('access requests in the admin API', () => {
     expect(missing.status).toBe(404)
   })
 
+  it('takes the duration as ISO 8601 too', async () => {
+    const asked = await ctx.json('POST', '/api/v1/access-requests', {
+      ...basic('erin'),
+      body: { role_id: roleId, duration: 'PT2H', reason: 'on call' },
+    })
+    expect([asked.status, asked.body.duration_seconds]).toEqual([201, 7200])
+    const approved = await ctx.json('POST', `/api/v1/access-requests/${asked.body.id}/approve`, {
+      body: { duration: 'PT30M' },
+    })
+    const left = Date.parse(approved.body.granted_until) - Date.now()
+    expect(left).toBeGreaterThan(1700_000)
+    expect(left).toBeLessThanOrEqual(1800_000)
+    const bad = await ctx.json('POST', '/api/v1/access-requests', {
+      ...basic('erin'),
+      body: { role_id: roleId, duration: 'P1Y', reason: 'a year' },
+    })
+    expect([bad.status, bad.body.error.details[0].field]).toEqual([422, 'duration'])
+    const none = await ctx.json('POST', '/api/v1/access-requests', {
+      ...basic('erin'),
+      body: { role_id: roleId, reason: 'forever' },
+    })
+    expect([none.status, none.body.error.details[0].field]).toEqual([422, 'duration_seconds'])
+    await ctx.store.roles.removeMember(roleId, erin.id, ctx.admin.id)
+  })
+
   it('lets the requester cancel, an admin deny, and lists only a user’s own requests', async () => {
     const first = await ctx.json('POST', '/api/v1/access-requests', {
       ...basic('erin'),
@@ -128,7 +153,7 @@ describe('access requests in the admin API', () => {
     expect(cancelled.body.status).toBe('cancelled')
     const mine = await ctx.json('GET', `/api/v1/access-requests?user_id=${dana.id}`, basic('erin'))
     expect(mine.body.data.every((r: { user_id: string }) => r.user_id === erin.id)).toBe(true)
-    expect(mine.body.total).toBe(2)
+    expect(mine.body.total).toBe(3)
   })
 
   it('grants one user time-bound access and shows the window; past windows are refused', async () => {
