@@ -407,7 +407,9 @@ export class CatalogService {
         await m.tx.delete(catalogColumns).where(inArray(catalogColumns.id, deletes))
       }
       // A column dropped upstream loses its tags; the drift report lists them.
-      report.removed_tags = await dropColumnTags(m.tx, datasourceId, deletedColumns)
+      const removedTags = await dropColumnTags(m.tx, datasourceId, deletedColumns)
+      // Only when there are some, so a report without tag loss keeps the documented shape.
+      if (removedTags.length > 0) report.removed_tags = removedTags
       for (const { tableId, schema, table, column } of upserts) {
         const values = {
           ordinalPosition: column.ordinal_position,
