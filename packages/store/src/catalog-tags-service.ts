@@ -198,6 +198,39 @@ export class CatalogTagsService {
     })
   }
 
+  /** Adds tags to one object (those it has stay); the same audit and effect as `set`. */
+  async add(
+    datasourceId: string,
+    input: { schema_name: string; table_name: string; column_name?: string | null; tags: string[] },
+    actorId: string,
+  ): Promise<ObjectTags> {
+    const current = await this.#tagsOf(datasourceId, input)
+    return this.set(datasourceId, { ...input, tags: [...current, ...(input.tags ?? [])] }, actorId)
+  }
+
+  /** Removes tags from one object; 404 when it carries none of them. */
+  async remove(
+    datasourceId: string,
+    input: { schema_name: string; table_name: string; column_name?: string | null; tags: string[] },
+    actorId: string,
+  ): Promise<ObjectTags> {
+    const current = await this.#tagsOf(datasourceId, input)
+    if (!input.tags.some((t) => current.includes(t))) throw new ResourceNotFoundError('tag')
+    return this.set(
+      datasourceId,
+      { ...input, tags: current.filter((t) => !input.tags.includes(t)) },
+      actorId,
+    )
+  }
+
+  async #tagsOf(
+    datasourceId: string,
+    o: { schema_name: string; table_name: string; column_name?: string | null },
+  ): Promise<string[]> {
+    const all = await loadTags(this.#ctx.db, datasourceId)
+    return all.get(`${o.schema_name}\u0000${o.table_name}\u0000${o.column_name ?? ''}`) ?? []
+  }
+
   /** Proposals, newest first; `status` keeps one state (`pending` by default). */
   async proposals(
     datasourceId: string,

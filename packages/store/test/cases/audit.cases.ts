@@ -574,6 +574,20 @@ async function walkEveryMutation(store: Store, admin: User): Promise<string[]> {
       a,
     ),
   )
+  await step('catalogTags.add', () =>
+    store.catalogTags.add(
+      ds.id,
+      { schema_name: 'public', table_name: 'a', column_name: 'pid', tags: ['pii.extra'] },
+      a,
+    ),
+  )
+  await step('catalogTags.remove', () =>
+    store.catalogTags.remove(
+      ds.id,
+      { schema_name: 'public', table_name: 'a', column_name: 'pid', tags: ['pii.extra'] },
+      a,
+    ),
+  )
   let proposalId = ''
   await step('catalogTags.propose', async () => {
     const [p] = await store.catalogTags.propose(

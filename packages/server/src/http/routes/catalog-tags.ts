@@ -1,10 +1,12 @@
 import { classifyDatasource } from '../../classification/classify.js'
 import { ApiError } from '../api-error.js'
+import { noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import {
   listProposalsQuery,
   listTagsQuery,
   proposalParams,
+  removeTagQuery,
   setTagsBody,
 } from '../schemas/catalog-tags.js'
 import { idParams } from '../schemas/common.js'
@@ -51,6 +53,41 @@ export const catalogTagRoutes: RouteSpec[] = [
     exists: (deps, p) => deps.store.datasources.get(p.id),
     handler: async ({ c, deps, params, body, actorId }) =>
       c.json(await deps.store.catalogTags.set(params.id, body, actorId)),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/datasources/{id}/tags',
+    summary: 'Add tags to one table or column (the tags it has stay)',
+    tag: TAG,
+    status: 200,
+    params: idParams,
+    body: setTagsBody,
+    exists: (deps, p) => deps.store.datasources.get(p.id),
+    handler: async ({ c, deps, params, body, actorId }) =>
+      c.json(await deps.store.catalogTags.add(params.id, body, actorId)),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/datasources/{id}/tags',
+    summary:
+      'Remove one tag from one table or column (query: schema_name, table_name, column_name, tag)',
+    tag: TAG,
+    status: 204,
+    params: idParams,
+    query: removeTagQuery,
+    async handler({ c, deps, params, query, actorId }) {
+      await deps.store.catalogTags.remove(
+        params.id,
+        {
+          schema_name: query.schema_name,
+          table_name: query.table_name,
+          column_name: query.column_name ?? null,
+          tags: [query.tag],
+        },
+        actorId,
+      )
+      return noContent(c)
+    },
   }),
   defineRoute({
     method: 'GET',

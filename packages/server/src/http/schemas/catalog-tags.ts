@@ -27,3 +27,11 @@ export const listProposalsQuery = v.object({
 
 /** `{id}/tag-proposals/{proposal_id}` path. */
 export const proposalParams = v.object({ id: uuid, proposal_id: uuid })
+
+/** Query of `DELETE /datasources/{id}/tags`: one tag off one table or column. */
+export const removeTagQuery = v.object({
+  schema_name: text(1, 128),
+  table_name: text(1, 128),
+  column_name: v.optional(text(1, 128)),
+  tag: text(1, 100),
+})
