@@ -16,6 +16,11 @@ export {
   dataPlaneConfigFromEnv,
 } from './config.js'
 export {
+  createDataPlane,
+  type DataPlane,
+  type DataPlaneOptions,
+} from './create-data-plane.js'
+export {
   createServer,
   type PalisadeServer,
   type ServerConfig,
@@ -27,11 +32,6 @@ export type {
   ScramCredentials,
   SessionChange,
 } from './data-plane/backend.js'
-export {
-  createDataPlane,
-  type DataPlane,
-  type DataPlaneOptions,
-} from './data-plane/create-data-plane.js'
 export type { SessionEvent } from './data-plane/live-session.js'
 export { createStoreBackend } from './data-plane/store-backend.js'
 export { type AdminAppOptions, createAdminApp } from './http/index.js'
@@ -48,8 +48,8 @@ export {
   type LoginThrottleConfig,
   type ThrottleDecision,
 } from './logins/login-throttle.js'
-export { WireError, WireSqlState } from './pgwire/wire-error.js'
 export { createPgliteUpstream, type PgliteUpstreamOptions } from './upstream/pglite-upstream.js'
 export { PostgresPool } from './upstream/postgres-pool.js'
 export type * from './upstream/upstream.types.js'
 export { defaultUpstreamFactory, type UpstreamFactory } from './upstream/upstream-registry.js'
+export { WireError, WireSqlState } from './wire/wire-error.js'

@@ -3,7 +3,7 @@ import {
   DISCOVERY_TIMEOUTS,
   openUpstreamReader,
   type UpstreamReader,
-} from '../http/upstream-reader.js'
+} from '../upstream/upstream-reader.js'
 import { classifyColumn, DETECTORS } from './detectors.js'
 
 /** Rows read per table: enough to judge a column, bounded so a large table costs one page. */

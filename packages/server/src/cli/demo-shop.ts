@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
 import type { SaveSchemaInput, SaveTableInput, Store } from '@palisade/store'
-import { type QueryReader, readColumns, readRelations } from '../http/upstream-catalog.js'
+import { type QueryReader, readColumns, readRelations } from '../upstream/upstream-catalog.js'
 
 /** The demo upstream: a small shop shared by two tenants. */
 export const DEMO_SHOP_SQL = `

@@ -1,5 +1,5 @@
 import { type CompiledSession, compileSession, type SessionInput } from '@palisade/core'
-import { WireError, WireSqlState } from '../pgwire/wire-error.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
 import type { DataPlaneBackend, SessionChange } from './backend.js'
 
 /** The FATAL a connection answers once its context was removed (admin-api 17.3). */

@@ -1,6 +1,6 @@
 import { isPalisadeError, type ShadowOutcome } from '@palisade/core'
 import type { DataPlaneObserver } from '../metrics/server-metrics.js'
-import { WireError } from '../pgwire/wire-error.js'
+import { WireError } from '../wire/wire-error.js'
 import type { AuditRow, DataPlaneBackend } from './backend.js'
 import type { LiveSession } from './live-session.js'
 

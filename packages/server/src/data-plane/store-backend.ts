@@ -1,6 +1,6 @@
 import { isStoreError, isStoreUnreachable, type Store } from '@palisade/store'
-import { WireError } from '../pgwire/wire-error.js'
 import type { UpstreamConfig } from '../upstream/upstream.types.js'
+import { WireError } from '../wire/wire-error.js'
 import type { AuditRow, DataPlaneBackend, ScramCredentials, SessionChange } from './backend.js'
 
 /** Reads a config value as a string (or undefined). */

@@ -1,6 +1,6 @@
 import type { Store, User } from '@palisade/store'
+import type { DiscoveryJobs } from '../discovery/discovery-jobs.js'
 import type { LoginGuard } from '../logins/login-guard.js'
-import type { DiscoveryJobs } from './discovery-jobs.js'
 import type { AdminTokenClaims } from './jwt.js'
 
 /** Per-request values the middleware chain hands to later handlers. */

@@ -1,9 +1,9 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { ScramCredentials } from '../data-plane/backend.js'
 import { parseAttributes } from '../upstream/scram-client.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
+import { violation, type WireReader } from '../wire/wire-reader.js'
 import { authenticationSaslContinue, authenticationSaslFinal } from './backend-messages.js'
-import { WireError, WireSqlState } from './wire-error.js'
-import { violation, type WireReader } from './wire-reader.js'
 
 /** FATAL 28P01, identical for a wrong password and an unknown or inactive user. */
 export function authFailed(username: string): WireError {

@@ -1,4 +1,4 @@
-import { WireWriter } from './wire-writer.js'
+import { WireWriter } from '../wire/wire-writer.js'
 
 /** Transaction status byte of ReadyForQuery: idle, in a transaction block, or in a failed one. */
 export type TransactionStatus = 'I' | 'T' | 'E'

@@ -1,4 +1,4 @@
-import { checkUtf8, malformed, WireReader } from './wire-reader.js'
+import { checkUtf8, malformed, WireReader } from '../wire/wire-reader.js'
 
 /**
  * Checks a Bind's body after its portal and statement names (formats, values, result formats)

@@ -1,4 +1,4 @@
-import { WireError, WireSqlState } from './wire-error.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
 
 /** PostgreSQL's own cap on a startup-phase packet (MAX_STARTUP_PACKET_LENGTH). */
 const MAX_STARTUP_BYTES = 10_000

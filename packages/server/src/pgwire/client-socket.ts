@@ -1,11 +1,11 @@
 import type { Socket } from 'node:net'
 import { type SecureContext, TLSSocket } from 'node:tls'
-import { asBuffer } from './as-buffer.js'
+import { asBuffer } from '../wire/as-buffer.js'
+import { errorResponse } from '../wire/error-response.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { ClientFrameReader } from './client-frames.js'
-import { errorResponse } from './error-response.js'
 import { Frontend } from './frontend-messages.js'
 import { StartupCode } from './startup.js'
-import { WireError, WireSqlState } from './wire-error.js'
 
 /**
  * Where a handler writes its replies. Writes are queued and sent together when the message ends

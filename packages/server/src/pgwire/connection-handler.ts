@@ -10,6 +10,9 @@ import type { LoginAttempt, LoginGuard } from '../logins/login-guard.js'
 import type { DataPlaneObserver } from '../metrics/server-metrics.js'
 import type { UpstreamSession } from '../upstream/upstream.types.js'
 import type { UpstreamRegistry } from '../upstream/upstream-registry.js'
+import { errorResponse, toWireFields } from '../wire/error-response.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
+import { violation, WireReader } from '../wire/wire-reader.js'
 import { authFailed, ScramServer } from './auth.js'
 import {
   authenticationOk,
@@ -21,15 +24,12 @@ import type { CancelRegistry } from './cancel-registry.js'
 import type { ClientOutput, ClientState, MessageHandler } from './client-socket.js'
 import type { ConnectionContext, Rewriter } from './connection-context.js'
 import { CursorRegistry } from './cursor-registry.js'
-import { errorResponse, toWireFields } from './error-response.js'
 import { ExtendedProtocol } from './extended-protocol.js'
 import { Frontend } from './frontend-messages.js'
 import { initialParameterStatus } from './parameter-status.js'
 import { refuseQuery, simpleQuery } from './simple-query.js'
 import { cancelKey, StartupCode, startupCode, startupParameters } from './startup.js'
 import { UpstreamRelay } from './upstream-relay.js'
-import { WireError, WireSqlState } from './wire-error.js'
-import { violation, WireReader } from './wire-reader.js'
 
 /** A place among the authenticated sessions, taken once the password is verified. */
 export interface SessionSlot {

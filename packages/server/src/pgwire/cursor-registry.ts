@@ -1,6 +1,6 @@
 import type { RewrittenStatement } from '@palisade/core'
 import type { LiveSession } from '../data-plane/live-session.js'
-import { WireError, WireSqlState } from './wire-error.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
 
 /**
  * Which access rules each of a connection's cursors was opened under. A cursor (SQL `DECLARE`)

@@ -6,17 +6,17 @@ import {
   type ScrubbedError,
 } from '@palisade/core'
 import { serialize } from 'pg-protocol'
+import { errorResponse, toWireFields } from '../wire/error-response.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
+import { malformed, type WireReader } from '../wire/wire-reader.js'
+import { WireWriter } from '../wire/wire-writer.js'
 import { closeComplete, commandComplete, parseComplete } from './backend-messages.js'
 import { checkBindBody } from './bind-message.js'
 import type { ClientOutput } from './client-socket.js'
 import type { ConnectionContext } from './connection-context.js'
-import { errorResponse, toWireFields } from './error-response.js'
 import { Frontend } from './frontend-messages.js'
 import { objectIdentifierParameter } from './object-identifier-types.js'
 import { UpstreamStatements } from './upstream-statements.js'
-import { WireError, WireSqlState } from './wire-error.js'
-import { malformed, type WireReader } from './wire-reader.js'
-import { WireWriter } from './wire-writer.js'
 
 /** Messages that rewrite or look up statements: the session must be current for them. */
 const NEEDS_SESSION = new Set<number>([Frontend.Parse, Frontend.Bind, Frontend.Describe])

@@ -1,9 +1,9 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import { createSecureContext } from 'node:tls'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { Admission, type LoginEvent } from './admission.js'
 import { type ServedClient, serveClient } from './client-socket.js'
 import { ConnectionHandler, type ConnectionServices } from './connection-handler.js'
-import { WireError, WireSqlState } from './wire-error.js'
 
 /** Options of the pgwire listener. */
 export interface ListenerOptions {

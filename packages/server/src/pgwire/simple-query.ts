@@ -1,11 +1,11 @@
 import type { RewrittenStatement, ScrubbedError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
+import { errorResponse, toWireFields } from '../wire/error-response.js'
+import { WireError } from '../wire/wire-error.js'
 import { emptyQueryResponse, readyForQuery } from './backend-messages.js'
 import type { ClientOutput } from './client-socket.js'
 import { type ConnectionContext, quoteLiteral } from './connection-context.js'
-import { errorResponse, toWireFields } from './error-response.js'
 import type { ExtendedProtocol } from './extended-protocol.js'
-import { WireError } from './wire-error.js'
 
 /**
  * Answers a Query refused before anything ran (a rejected statement, or a message that is not

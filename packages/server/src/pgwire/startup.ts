@@ -1,5 +1,5 @@
-import { asBuffer } from './as-buffer.js'
-import { violation } from './wire-reader.js'
+import { asBuffer } from '../wire/as-buffer.js'
+import { violation } from '../wire/wire-reader.js'
 
 /** Request codes of the untyped first messages (protocol 3.0). */
 export const StartupCode = {

@@ -1,5 +1,5 @@
 import type { UpstreamErrorFields } from '@palisade/core'
-import { asBuffer } from './as-buffer.js'
+import { asBuffer } from '../wire/as-buffer.js'
 
 /** ErrorResponse/NoticeResponse field codes, as pg-protocol names them. */
 const FIELDS: Readonly<Record<string, keyof UpstreamErrorFields>> = {

@@ -1,11 +1,11 @@
 import { type CompiledSession, type ScrubbedError, scrubUpstreamError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
 import type { BackendFrame, UpstreamSession } from '../upstream/upstream.types.js'
+import { errorResponse } from '../wire/error-response.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
 import type { TransactionStatus } from './backend-messages.js'
 import type { ClientOutput } from './client-socket.js'
-import { errorResponse } from './error-response.js'
 import { decodeErrorFields } from './upstream-error.js'
-import { WireError, WireSqlState } from './wire-error.js'
 
 const code = (c: string) => c.charCodeAt(0)
 const E = code('E')

@@ -6,7 +6,11 @@ import {
 } from '@palisade/core'
 import type { Store } from '@palisade/store'
 import { ApiError } from '../http/api-error.js'
-import { openUpstreamReader, type TextRows, type UpstreamReader } from '../http/upstream-reader.js'
+import {
+  openUpstreamReader,
+  type TextRows,
+  type UpstreamReader,
+} from '../upstream/upstream-reader.js'
 import type { PreviewStatement } from './preview-session.js'
 
 /** The cursor a preview reads through, so only `limit + 1` rows ever leave the upstream. */

@@ -11,7 +11,7 @@ import {
 } from '@palisade/core'
 import { isStoreError, type Store } from '@palisade/store'
 import { ApiError } from '../http/api-error.js'
-import type { TextRows } from '../http/upstream-reader.js'
+import type { TextRows } from '../upstream/upstream-reader.js'
 import { openDatasourceReader, runReadOnly } from './preview-execution.js'
 
 /** What `POST /preview` is asked (admin-api 19). */

@@ -14,7 +14,7 @@ import {
 } from '@palisade/core'
 import { isStoreError, type ScopedStore, type Store } from '@palisade/store'
 import { ApiError, storeStepAt } from '../http/api-error.js'
-import type { UpstreamReader } from '../http/upstream-reader.js'
+import type { UpstreamReader } from '../upstream/upstream-reader.js'
 import { fetchThroughCursor, openDatasourceReader, upstreamFields } from './preview-execution.js'
 
 /** A proposed change: policies and assignments as the admin API takes them, not yet saved. */

@@ -1,4 +1,4 @@
-import { asBuffer } from '../pgwire/as-buffer.js'
+import { asBuffer } from '../wire/as-buffer.js'
 import type { BackendFrame } from './upstream.types.js'
 
 /**

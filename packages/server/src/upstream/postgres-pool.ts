@@ -1,4 +1,4 @@
-import { WireError, WireSqlState } from '../pgwire/wire-error.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { connectPostgres } from './postgres-connect.js'
 import { PostgresSession } from './postgres-upstream.js'
 import { type BackendLender, TransactionSession } from './transaction-session.js'

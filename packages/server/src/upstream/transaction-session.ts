@@ -1,5 +1,5 @@
 import { serialize } from 'pg-protocol'
-import { WireError, WireSqlState } from '../pgwire/wire-error.js'
+import { WireError, WireSqlState } from '../wire/wire-error.js'
 import type { PostgresSession } from './postgres-upstream.js'
 import { UNSAFE_UPSTREAM_MESSAGE } from './unsafe-casts.js'
 import type { BackendFrame, UpstreamSession } from './upstream.types.js'

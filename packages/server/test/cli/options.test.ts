@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createStore } from '@palisade/store'
 import { describe, expect, it } from 'vitest'
-import { ensureInitialAdmin, resolveJwtSecret } from '../../src/cli/admin-bootstrap.js'
+import { ensureInitialAdmin, resolveJwtSecret } from '../../src/bootstrap/admin-bootstrap.js'
 import { helpText } from '../../src/cli/main.js'
 import { serverConfigFromArgs } from '../../src/cli/options.js'
 

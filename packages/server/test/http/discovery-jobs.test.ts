@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { DiscoveryJobs } from '../../src/discovery/discovery-jobs.js'
 import { ApiError } from '../../src/http/api-error.js'
-import { DiscoveryJobs } from '../../src/http/discovery-jobs.js'
 
 const DS = '0190a0a0-0000-7000-8000-00000000000a'
 

@@ -1,4 +1,5 @@
 import type { CreateDatasourceInput } from '@palisade/store'
+import { probeUpstream } from '../../upstream/upstream-probe.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -8,7 +9,6 @@ import {
   listDatasourcesQuery,
   updateDatasourceBody,
 } from '../schemas/datasources.js'
-import { probeUpstream } from '../upstream-probe.js'
 
 const TAG = 'datasources'
 

@@ -1,5 +1,5 @@
+import { discoveryWork } from '../../discovery/discovery-work.js'
 import { ApiError, type ApiErrorDetail } from '../api-error.js'
-import { discoveryWork } from '../discovery-work.js'
 import { API_PREFIX } from '../paths.js'
 import { noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'

@@ -1,5 +1,5 @@
-import { anchorCoverage } from '../anchor-coverage.js'
-import { fkSuggestions } from '../fk-suggestions.js'
+import { anchorCoverage } from '../../discovery/anchor-coverage.js'
+import { fkSuggestions } from '../../discovery/fk-suggestions.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { idParams } from '../schemas/common.js'

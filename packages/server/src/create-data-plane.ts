@@ -1,22 +1,22 @@
 import { RewritePool } from '@palisade/core'
 import type { Store } from '@palisade/store'
-import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from '../config.js'
-import { LoginGuard } from '../logins/login-guard.js'
-import { LoginThrottle } from '../logins/login-throttle.js'
-import type { DataPlaneObserver } from '../metrics/server-metrics.js'
-import type { LoginEvent } from '../pgwire/admission.js'
-import { CancelRegistry } from '../pgwire/cancel-registry.js'
-import type { Rewriter } from '../pgwire/connection-context.js'
-import { type Listener, startListener } from '../pgwire/listener.js'
-import type { UpstreamEvent, UpstreamPoolState } from '../upstream/upstream.types.js'
+import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from './config.js'
+import type { DataPlaneBackend } from './data-plane/backend.js'
+import { type SessionEvent, SessionRegistry } from './data-plane/live-session.js'
+import { createStoreBackend } from './data-plane/store-backend.js'
+import { LoginGuard } from './logins/login-guard.js'
+import { LoginThrottle } from './logins/login-throttle.js'
+import type { DataPlaneObserver } from './metrics/server-metrics.js'
+import type { LoginEvent } from './pgwire/admission.js'
+import { CancelRegistry } from './pgwire/cancel-registry.js'
+import type { Rewriter } from './pgwire/connection-context.js'
+import { type Listener, startListener } from './pgwire/listener.js'
+import type { UpstreamEvent, UpstreamPoolState } from './upstream/upstream.types.js'
 import {
   type UpstreamFactory,
   UpstreamRegistry,
   upstreamFactoryWithEvents,
-} from '../upstream/upstream-registry.js'
-import type { DataPlaneBackend } from './backend.js'
-import { type SessionEvent, SessionRegistry } from './live-session.js'
-import { createStoreBackend } from './store-backend.js'
+} from './upstream/upstream-registry.js'
 
 /** Options of `createDataPlane`: a store (or a backend) plus listener settings. */
 export interface DataPlaneOptions extends Partial<DataPlaneConfig> {

@@ -1,8 +1,8 @@
 import type { Relationship } from '@palisade/store'
-import { ApiError } from './api-error.js'
-import type { AdminDeps } from './env.js'
-import { readForeignKeys, type UpstreamForeignKey } from './upstream-catalog.js'
-import { openUpstreamReader } from './upstream-reader.js'
+import { ApiError } from '../http/api-error.js'
+import type { AdminDeps } from '../http/env.js'
+import { readForeignKeys, type UpstreamForeignKey } from '../upstream/upstream-catalog.js'
+import { openUpstreamReader } from '../upstream/upstream-reader.js'
 
 /** One entry of `GET /datasources/{id}/fk-suggestions` (admin-api 11.2): a relationship's ends. */
 export type FkSuggestion = Omit<

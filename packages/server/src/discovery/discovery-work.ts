@@ -1,16 +1,20 @@
 import type { SaveSchemaInput, UpstreamColumn } from '@palisade/store'
 import { classifyDatasource } from '../classification/classify.js'
-import type { DiscoveryJobControl } from './discovery-jobs.js'
-import type { AdminDeps } from './env.js'
-import type { DiscoverRequest } from './schemas/discovery.js'
+import type { AdminDeps } from '../http/env.js'
+import type { DiscoverRequest } from '../http/schemas/discovery.js'
 import {
   readColumns,
   readRelations,
   readSchemas,
   readTables,
   type UpstreamRelation,
-} from './upstream-catalog.js'
-import { DISCOVERY_TIMEOUTS, openUpstreamReader, type UpstreamReader } from './upstream-reader.js'
+} from '../upstream/upstream-catalog.js'
+import {
+  DISCOVERY_TIMEOUTS,
+  openUpstreamReader,
+  type UpstreamReader,
+} from '../upstream/upstream-reader.js'
+import type { DiscoveryJobControl } from './discovery-jobs.js'
 
 type Work = (control: DiscoveryJobControl) => Promise<unknown>
 type SaveRequest = Extract<DiscoverRequest, { action: 'save_catalog' }>

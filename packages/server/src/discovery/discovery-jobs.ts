@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { ApiError } from './api-error.js'
+import { ApiError } from '../http/api-error.js'
 
 /** The states of a discovery job (admin-api 7.1). */
 export type DiscoveryJobStatus = 'running' | 'completed' | 'failed' | 'cancelled'

@@ -1,6 +1,6 @@
 import { type FilterColumnResolution, filterCoverage } from '@palisade/core'
 import { exposedOf } from '@palisade/store'
-import type { AdminDeps } from './env.js'
+import type { AdminDeps } from '../http/env.js'
 
 /** One table of an anchor-coverage report (admin-api 11.2). */
 export interface CoverageEntry {
