@@ -1,38 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { AccessRequestsService } from './access-requests-service.js'
-import { AccessService } from './access-service.js'
-import { AssignmentsService } from './assignments-service.js'
-import { AttributesService } from './attributes-service.js'
-import { AuditChain, CHAIN_KEY_PURPOSE } from './audit-chain.js'
-import { AdminAuditLog } from './audit-log.js'
-import { type AuditVerification, verifyAuditChains } from './audit-verify.js'
-import { AuditedActions } from './audited-actions.js'
-import { CatalogService } from './catalog-service.js'
-import { CatalogTagsService } from './catalog-tags-service.js'
-import {
-  CHANGE_CHANNEL,
-  ChangeFeed,
-  type ChangeFeedEvent,
-  type ChangeListener,
-  type InstanceSignal,
-  listenerApplicationName,
-} from './change-feed.js'
-import type { StoreContext } from './context.js'
-import { DatasourcesService } from './datasources-service.js'
-import type { Db, StoreDriver } from './db.js'
-import { DecisionFunctionsService } from './decision-functions-service.js'
-import { openPgliteDriver } from './drivers/pglite.js'
-import { openPostgresDriver } from './drivers/postgres.js'
-import { GrantExpiry } from './grant-expiry.js'
-import { LoginAudit } from './login-audit.js'
-import { runMutation, runTransaction } from './mutation.js'
-import { PoliciesService } from './policies-service.js'
+import { AccessRequestsService } from './access/access-requests-service.js'
+import { AccessService } from './access/access-service.js'
+import { GrantExpiry } from './access/grant-expiry.js'
+import { AttributesService } from './attributes/attributes-service.js'
+import { AuditChain, CHAIN_KEY_PURPOSE } from './audit/audit-chain.js'
+import { AdminAuditLog } from './audit/audit-log.js'
+import { type AuditVerification, verifyAuditChains } from './audit/audit-verify.js'
+import { AuditedActions } from './audit/audited-actions.js'
+import { LoginAudit } from './audit/login-audit.js'
 import {
   type QueryAuditTimeline,
   type QueryAuditTimelineFilter,
   queryAuditTimeline,
-} from './query-audit-timeline.js'
+} from './audit/query-audit-timeline.js'
 import {
   type ExportedQueryAuditEntry,
   exportQueryAudit,
@@ -41,14 +22,33 @@ import {
   type QueryAuditRecord,
   QueryAuditWriter,
   type QueryAuditWriterOptions,
-} from './query-audit-writer.js'
-import { RelationshipsService } from './relationships-service.js'
-import { RolesService } from './roles-service.js'
-import { loadSecretKey, SecretBox } from './secret-box.js'
-import { SessionContextBuilder } from './session-context-builder.js'
-import { type ShadowReport, type ShadowReportFilter, shadowReport } from './shadow-report.js'
-import { TokensService } from './tokens-service.js'
-import { UsersService } from './users-service.js'
+} from './audit/query-audit-writer.js'
+import { type ShadowReport, type ShadowReportFilter, shadowReport } from './audit/shadow-report.js'
+import { CatalogService } from './catalog/catalog-service.js'
+import { CatalogTagsService } from './catalog/catalog-tags-service.js'
+import { RelationshipsService } from './catalog/relationships-service.js'
+import { DatasourcesService } from './datasources/datasources-service.js'
+import { openPgliteDriver } from './drivers/pglite.js'
+import { openPostgresDriver } from './drivers/postgres.js'
+import {
+  CHANGE_CHANNEL,
+  ChangeFeed,
+  type ChangeFeedEvent,
+  type ChangeListener,
+  type InstanceSignal,
+  listenerApplicationName,
+} from './kernel/change-feed.js'
+import type { StoreContext } from './kernel/context.js'
+import type { Db, StoreDriver } from './kernel/db.js'
+import { runMutation, runTransaction } from './kernel/mutation.js'
+import { loadSecretKey, SecretBox } from './kernel/secret-box.js'
+import { AssignmentsService } from './policies/assignments-service.js'
+import { DecisionFunctionsService } from './policies/decision-functions-service.js'
+import { PoliciesService } from './policies/policies-service.js'
+import { RolesService } from './roles/roles-service.js'
+import { SessionContextBuilder } from './sessions/session-context-builder.js'
+import { TokensService } from './users/tokens-service.js'
+import { UsersService } from './users/users-service.js'
 
 /** How to open a store. */
 export interface CreateStoreOptions {

@@ -7,61 +7,82 @@ export type {
   AccessRequest,
   AccessRequestStatus,
   AccessRequestsService,
-} from './access-requests-service.js'
-export type { AccessService, AccessWindow, DatasourceAccessSummary } from './access-service.js'
-export type { Assignment, AssignmentsService, AssignPolicyInput } from './assignments-service.js'
+} from './access/access-requests-service.js'
+export type {
+  AccessService,
+  AccessWindow,
+  DatasourceAccessSummary,
+} from './access/access-service.js'
+export { SYSTEM_ACTOR_ID } from './access/grant-expiry.js'
+export { type GrantWindow, type WindowInput, windowFields } from './access/grant-window.js'
 export type {
   AttributeDefinitionRecord,
   AttributesService,
   CreateAttributeInput,
-} from './attributes-service.js'
-export { RESERVED_USER_KEYS } from './attributes-service.js'
-export type { ExportedLink } from './audit-chain.js'
-export type { AdminAuditEntry, AdminAuditFilter, AdminAuditLog } from './audit-log.js'
+} from './attributes/attributes-service.js'
+export { RESERVED_USER_KEYS } from './attributes/attributes-service.js'
+export type { ExportedLink } from './audit/audit-chain.js'
+export type { AdminAuditEntry, AdminAuditFilter, AdminAuditLog } from './audit/audit-log.js'
 export type {
   AuditLogName,
   AuditVerification,
   ChainBreak,
   LogVerification,
-} from './audit-verify.js'
+} from './audit/audit-verify.js'
 export type {
   AuditedActions,
   PreviewAuditEntry,
   SimulationAuditEntry,
-} from './audited-actions.js'
+} from './audit/audited-actions.js'
+export type {
+  LoginAudit,
+  LoginAuditEntry,
+  LoginAuditFilter,
+  LoginAuditRecord,
+  LoginOutcome,
+  LoginPlane,
+} from './audit/login-audit.js'
+export type {
+  QueryAuditBucket,
+  QueryAuditTimeline,
+  QueryAuditTimelineFilter,
+} from './audit/query-audit-timeline.js'
+export type {
+  ExportedQueryAuditEntry,
+  QueryAuditEntry,
+  QueryAuditFilter,
+  QueryAuditRecord,
+  QueryAuditWriter,
+  QueryAuditWriterOptions,
+} from './audit/query-audit-writer.js'
+export type { ShadowReport, ShadowReportFilter } from './audit/shadow-report.js'
 export type {
   CatalogService,
   CatalogView,
   SaveColumnInput,
   SaveSchemaInput,
   SaveTableInput,
-} from './catalog-service.js'
-export { catalogIds, exposedOf } from './catalog-service.js'
+} from './catalog/catalog-service.js'
+export { catalogIds, exposedOf } from './catalog/catalog-service.js'
 export type {
   CatalogSyncReport,
   UpstreamCatalogSnapshot,
   UpstreamColumn,
-} from './catalog-sync.js'
+} from './catalog/catalog-sync.js'
 export type {
   CatalogTagsService,
   ClassifiedColumn,
   ObjectTags,
   TagProposal,
-} from './catalog-tags-service.js'
-export type {
-  ChangeEvent,
-  ChangeFeedEvent,
-  ChangeListener,
-  ChangeNotice,
-  InstanceSignal,
-} from './change-feed.js'
+} from './catalog/catalog-tags-service.js'
+export type { Anchor, Relationship, RelationshipsService } from './catalog/relationships-service.js'
 export {
   type CreateStoreOptions,
   createStore,
   type ScopedStore,
   type Store,
 } from './create-store.js'
-export { DATASOURCE_TYPES, DS_TYPES, type DsType } from './datasource-config.js'
+export { DATASOURCE_TYPES, DS_TYPES, type DsType } from './datasources/datasource-config.js'
 export {
   type CreateDatasourceInput,
   type Datasource,
@@ -69,14 +90,15 @@ export {
   type DatasourcesService,
   POOL_MODES,
   type PoolMode,
-} from './datasources-service.js'
-export { isStoreUnreachable } from './db.js'
+} from './datasources/datasources-service.js'
 export type {
-  CreateDecisionFunctionInput,
-  DecisionFunction,
-  DecisionFunctionsService,
-} from './decision-functions-service.js'
-export type { EffectivePolicyEntry } from './effective-policies.js'
+  ChangeEvent,
+  ChangeFeedEvent,
+  ChangeListener,
+  ChangeNotice,
+  InstanceSignal,
+} from './kernel/change-feed.js'
+export { isStoreUnreachable } from './kernel/db.js'
 export {
   type ErrorDetail,
   isStoreError,
@@ -86,55 +108,47 @@ export {
   StoreError,
   type StoreErrorCode,
   ValidationError,
-} from './errors.js'
-export { SYSTEM_ACTOR_ID } from './grant-expiry.js'
-export { type GrantWindow, type WindowInput, windowFields } from './grant-window.js'
-export type {
-  LoginAudit,
-  LoginAuditEntry,
-  LoginAuditFilter,
-  LoginAuditRecord,
-  LoginOutcome,
-  LoginPlane,
-} from './login-audit.js'
+} from './kernel/errors.js'
 export {
   AUDIT_ACTIONS,
   AUDIT_RESOURCE_TYPES,
   type AuditAction,
   type AuditResourceType,
   MissingAuditEntryError,
-} from './mutation.js'
-export type { Page, PageInput } from './pagination.js'
+} from './kernel/mutation.js'
+export type { Page, PageInput } from './kernel/pagination.js'
+export type { EffectiveMember } from './kernel/role-graph.js'
+export type {
+  Assignment,
+  AssignmentsService,
+  AssignPolicyInput,
+} from './policies/assignments-service.js'
+export type {
+  CreateDecisionFunctionInput,
+  DecisionFunction,
+  DecisionFunctionsService,
+} from './policies/decision-functions-service.js'
+export type { EffectivePolicyEntry } from './policies/effective-policies.js'
 export type {
   CreatePolicyInput,
   PoliciesService,
   Policy,
   PolicyEnforcement,
   UpdatePolicyInput,
-} from './policies-service.js'
-export { POLICY_ENFORCEMENTS, POLICY_TYPES, policyTargetSchema } from './policies-service.js'
-export type {
-  QueryAuditBucket,
-  QueryAuditTimeline,
-  QueryAuditTimelineFilter,
-} from './query-audit-timeline.js'
-export type {
-  ExportedQueryAuditEntry,
-  QueryAuditEntry,
-  QueryAuditFilter,
-  QueryAuditRecord,
-  QueryAuditWriter,
-  QueryAuditWriterOptions,
-} from './query-audit-writer.js'
-export type { Anchor, Relationship, RelationshipsService } from './relationships-service.js'
-export type { EffectiveMember } from './role-graph.js'
+} from './policies/policies-service.js'
+export {
+  POLICY_ENFORCEMENTS,
+  POLICY_TYPES,
+  policyTargetSchema,
+} from './policies/policies-service.js'
 export type {
   CreateRoleInput,
   Role,
   RoleDetail,
   RoleImpact,
   RolesService,
-} from './roles-service.js'
+} from './roles/roles-service.js'
+export type { SessionContextBuilder } from './sessions/session-context-builder.js'
 export {
   createScramVerifier,
   formatScramVerifier,
@@ -142,10 +156,8 @@ export {
   SCRAM_ITERATIONS,
   type ScramVerifier,
   verifyScramPassword,
-} from './scram.js'
-export type { SessionContextBuilder } from './session-context-builder.js'
-export type { ShadowReport, ShadowReportFilter } from './shadow-report.js'
-export type { TokensService } from './tokens-service.js'
+} from './users/scram.js'
+export type { TokensService } from './users/tokens-service.js'
 export type {
   AuthInfo,
   CreateUserInput,
@@ -153,4 +165,4 @@ export type {
   UpdateUserInput,
   User,
   UsersService,
-} from './users-service.js'
+} from './users/users-service.js'

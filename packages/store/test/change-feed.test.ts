@@ -4,7 +4,7 @@ import {
   type ChangeFeedEvent,
   type ChangeNotice,
   encodeChangePayload,
-} from '../src/change-feed.js'
+} from '../src/kernel/change-feed.js'
 
 /** A feed whose NOTIFYs are collected instead of sent. */
 function feedWithTransport(id: string) {

@@ -3,8 +3,6 @@ import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ChangeFeed, encodeChangePayload } from '../src/change-feed.js'
-import { uuidv5, uuidv7 } from '../src/ids.js'
 import {
   createScramVerifier,
   createStore,
@@ -12,7 +10,9 @@ import {
   parseScramVerifier,
   verifyScramPassword,
 } from '../src/index.js'
-import { loadSecretKey, parseSecretKey, SecretBox } from '../src/secret-box.js'
+import { ChangeFeed, encodeChangePayload } from '../src/kernel/change-feed.js'
+import { uuidv5, uuidv7 } from '../src/kernel/ids.js'
+import { loadSecretKey, parseSecretKey, SecretBox } from '../src/kernel/secret-box.js'
 
 const xor = (a: Buffer, b: Buffer) => Buffer.from(a.map((byte, i) => byte ^ (b[i] ?? 0)))
 

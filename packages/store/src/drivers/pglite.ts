@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
-import type { Db, StoreDriver } from '../db.js'
+import type { Db, StoreDriver } from '../kernel/db.js'
 import * as schema from '../schema/index.js'
 
 /** Options for the embedded driver. */

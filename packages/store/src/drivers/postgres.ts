@@ -1,7 +1,7 @@
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
-import type { Db, StoreDriver } from '../db.js'
+import type { Db, StoreDriver } from '../kernel/db.js'
 import * as schema from '../schema/index.js'
 import { PostgresListener } from './postgres-listener.js'
 

@@ -1,0 +1,503 @@
+import { and, asc, count, eq, ilike, inArray } from 'drizzle-orm'
+import * as v from 'valibot'
+import { windowIfSet } from '../access/grant-window.js'
+import { diffFields, isoNow, type StoreContext } from '../kernel/context.js'
+import { type Db, onUniqueViolation } from '../kernel/db.js'
+import {
+  ResourceConflictError,
+  ResourceNotFoundError,
+  StoreError,
+  ValidationError,
+} from '../kernel/errors.js'
+import { uuidv7 } from '../kernel/ids.js'
+import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
+import {
+  type EffectiveMember,
+  effectiveMembers,
+  loadEdges,
+  lockRoleGraph,
+  longestChain,
+  MAX_ROLE_DEPTH,
+  membersOf,
+  reachable,
+} from '../kernel/role-graph.js'
+import { boundedString, identName, parseBody, uuidString } from '../kernel/validation.js'
+import { removeAssignments } from '../policies/assignment-cascade.js'
+import {
+  datasourceAccess,
+  datasources,
+  policies,
+  policyAssignments,
+  roleInheritance,
+  roleMembers,
+  roles,
+  users,
+} from '../schema/index.js'
+import {
+  addMembers,
+  listMembers,
+  memberNotEnded,
+  putMember,
+  type RoleMemberWindow,
+  removeMember,
+} from './role-members.js'
+
+/** A role as listed (admin-api 14.1). */
+export interface Role {
+  id: string
+  name: string
+  description: string | null
+  is_active: boolean
+  direct_member_count: number
+  created_at: string
+  updated_at: string
+}
+
+/** `GET /roles/{id}` (admin-api 14.1). */
+export interface RoleDetail extends Role {
+  effective_member_count: number
+  /** Direct members; `valid_from`/`valid_until` bound a time-bound membership (else null). */
+  members: ({ id: string; username: string } & RoleMemberWindow)[]
+  parent_roles: { id: string; name: string; is_active: boolean }[]
+  child_roles: { id: string; name: string; is_active: boolean }[]
+  policy_assignments: {
+    assignment_id: string
+    policy_id: string
+    policy_name: string
+    datasource_id: string
+    datasource_name: string
+    priority: number
+    source: string
+  }[]
+  datasource_access: { datasource_id: string; datasource_name: string; source: string }[]
+}
+
+/** What deleting or deactivating a role touches (admin-api 14.1). */
+export interface RoleImpact {
+  role_id: string
+  affected_users: number
+  affected_assignments: number
+  affected_datasource_access: number
+  affected_child_roles: number
+}
+
+/** Body of `POST /roles`. */
+export interface CreateRoleInput {
+  name: string
+  description?: string | null
+  is_active?: boolean | null
+}
+
+const fields = {
+  name: identName,
+  description: v.nullish(boundedString(0, 500)),
+  is_active: v.nullish(v.boolean('expected a boolean')),
+}
+const createSchema = v.object(fields)
+const updateSchema = v.partial(v.object(fields))
+const parentSchema = v.object({ parent_role_id: uuidString })
+
+type RoleRow = typeof roles.$inferSelect
+
+async function requireRole(db: Db, id: string): Promise<RoleRow> {
+  const [row] = await db.select().from(roles).where(eq(roles.id, id))
+  if (!row) throw new ResourceNotFoundError('role')
+  return row
+}
+
+async function memberCounts(db: Db, ids: string[]): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db
+    .select({ id: roleMembers.roleId, n: count() })
+    .from(roleMembers)
+    .where(inArray(roleMembers.roleId, ids))
+    .groupBy(roleMembers.roleId)
+  return new Map(rows.map((r) => [r.id, r.n]))
+}
+
+function toRole(row: RoleRow, members: number): Role {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    is_active: row.isActive,
+    direct_member_count: members,
+    created_at: isoNow(row.createdAt),
+    updated_at: isoNow(row.updatedAt),
+  }
+}
+
+const snapshot = (r: RoleRow) => ({
+  name: r.name,
+  description: r.description,
+  is_active: r.isActive,
+})
+
+/** Roles, membership and inheritance (admin-api 14). */
+export class RolesService {
+  readonly #ctx: StoreContext
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx
+  }
+
+  /** Creates a role; 422 on a bad name, 409 already_exists. */
+  async create(input: CreateRoleInput, actorId: string): Promise<Role> {
+    const body = parseBody(createSchema, input)
+    return this.#ctx.mutate(actorId, async (m) => {
+      const [row] = await onUniqueViolation(
+        () =>
+          m.tx
+            .insert(roles)
+            .values({
+              id: uuidv7(),
+              name: body.name,
+              description: body.description ?? null,
+              isActive: body.is_active ?? true,
+              createdBy: actorId,
+              updatedBy: actorId,
+              createdAt: m.now,
+              updatedAt: m.now,
+            })
+            .returning(),
+        () => new ResourceConflictError('role name already exists', 'name'),
+      )
+      const role = row as RoleRow
+      m.audit('role', role.id, 'create', { after: snapshot(role) })
+      return toRole(role, 0)
+    })
+  }
+
+  /** Paginated roles, oldest first. */
+  async list(input: PageInput & { search?: string | undefined } = {}): Promise<Page<Role>> {
+    const { page, pageSize, offset } = resolvePage(input, { size: 20, cap: 100 })
+    const where = input.search
+      ? ilike(roles.name, `%${input.search.replace(/[\\%_]/g, '\\$&')}%`)
+      : undefined
+    const db = this.#ctx.db
+    const rows = await db
+      .select()
+      .from(roles)
+      .where(where)
+      .orderBy(asc(roles.createdAt), asc(roles.id))
+      .limit(pageSize)
+      .offset(offset)
+    const [total] = await db.select({ n: count() }).from(roles).where(where)
+    const counts = await memberCounts(
+      db,
+      rows.map((r) => r.id),
+    )
+    return {
+      data: rows.map((r) => toRole(r, counts.get(r.id) ?? 0)),
+      total: total?.n ?? 0,
+      page,
+      page_size: pageSize,
+    }
+  }
+
+  /** Role detail with members, edges, and assignments/access reached through active ancestors. */
+  async get(id: string): Promise<RoleDetail> {
+    const db = this.#ctx.db
+    const row = await requireRole(db, id)
+    const members = await listMembers(db, id)
+    const edgeRole = { id: roles.id, name: roles.name, is_active: roles.isActive }
+    const parentRoles = await db
+      .select(edgeRole)
+      .from(roleInheritance)
+      .innerJoin(roles, eq(roles.id, roleInheritance.parentRoleId))
+      .where(eq(roleInheritance.roleId, id))
+      .orderBy(asc(roles.name))
+    const childRoles = await db
+      .select(edgeRole)
+      .from(roleInheritance)
+      .innerJoin(roles, eq(roles.id, roleInheritance.roleId))
+      .where(eq(roleInheritance.parentRoleId, id))
+      .orderBy(asc(roles.name))
+    // Ancestors through active roles only, nearest first; R itself is "direct".
+    const edges = await loadEdges(db)
+    const allRoles = new Map((await db.select().from(roles)).map((r) => [r.id, r]))
+    const source = new Map<string, string>([[id, 'direct']])
+    let frontier = [id]
+    for (let depth = 0; depth < MAX_ROLE_DEPTH && frontier.length > 0; depth++) {
+      const next: string[] = []
+      for (const r of frontier) {
+        for (const p of edges.parents.get(r) ?? []) {
+          const parent = allRoles.get(p)
+          if (!parent?.isActive || source.has(p)) continue
+          source.set(p, `inherited from '${parent.name}'`)
+          next.push(p)
+        }
+      }
+      frontier = next
+    }
+    const reached = [...source.keys()]
+    const assignments = await db
+      .select({
+        assignment_id: policyAssignments.id,
+        policy_id: policyAssignments.policyId,
+        policy_name: policies.name,
+        datasource_id: policyAssignments.datasourceId,
+        datasource_name: datasources.name,
+        priority: policyAssignments.priority,
+        role_id: policyAssignments.roleId,
+      })
+      .from(policyAssignments)
+      .innerJoin(policies, eq(policies.id, policyAssignments.policyId))
+      .innerJoin(datasources, eq(datasources.id, policyAssignments.datasourceId))
+      .where(and(eq(policyAssignments.scope, 'role'), inArray(policyAssignments.roleId, reached)))
+      .orderBy(asc(policyAssignments.priority), asc(policyAssignments.createdAt))
+    const access = await db
+      .select({
+        datasource_id: datasourceAccess.datasourceId,
+        datasource_name: datasources.name,
+        role_id: datasourceAccess.roleId,
+      })
+      .from(datasourceAccess)
+      .innerJoin(datasources, eq(datasources.id, datasourceAccess.datasourceId))
+      .where(and(eq(datasourceAccess.scope, 'role'), inArray(datasourceAccess.roleId, reached)))
+      .orderBy(asc(datasources.name))
+    const effective = await effectiveMembers(db, id)
+    return {
+      ...toRole(row, members.length),
+      effective_member_count: effective.length,
+      members,
+      parent_roles: parentRoles,
+      child_roles: childRoles,
+      policy_assignments: assignments.map(({ role_id, ...a }) => ({
+        ...a,
+        source: source.get(role_id ?? '') ?? 'direct',
+      })),
+      datasource_access: access.map(({ role_id, ...a }) => ({
+        ...a,
+        source: source.get(role_id ?? '') ?? 'direct',
+      })),
+    }
+  }
+
+  /** Partial update; `members(R)` is invalidated when `is_active` or `name` changed. */
+  async update(id: string, input: Partial<CreateRoleInput>, actorId: string): Promise<Role> {
+    return this.#ctx.mutate(actorId, async (m) => {
+      const [row] = await m.tx.select().from(roles).where(eq(roles.id, id)).for('update')
+      if (!row) throw new ResourceNotFoundError('role')
+      const body = parseBody(updateSchema, input)
+      for (const key of ['name', 'is_active'] as const) {
+        if (input && (input as Record<string, unknown>)[key] === null) {
+          throw new ValidationError([
+            { field: key, code: 'invalid_type', message: `${key} cannot be null` },
+          ])
+        }
+      }
+      const next = {
+        name: body.name ?? row.name,
+        description: body.description === undefined ? row.description : body.description,
+        is_active: body.is_active ?? row.isActive,
+      }
+      const diff = diffFields(snapshot(row), next)
+      const counts = await memberCounts(m.tx, [id])
+      if (!diff) {
+        m.noop()
+        return toRole(row, counts.get(id) ?? 0)
+      }
+      const [updated] = await onUniqueViolation(
+        () =>
+          m.tx
+            .update(roles)
+            .set({
+              name: next.name,
+              description: next.description,
+              isActive: next.is_active,
+              updatedBy: actorId,
+              updatedAt: m.now,
+            })
+            .where(eq(roles.id, id))
+            .returning(),
+        () => new ResourceConflictError('role name already exists', 'name'),
+      )
+      m.audit('role', id, 'update', diff)
+      if ('name' in diff.after || 'is_active' in diff.after) {
+        m.invalidate({ type: 'user', userIds: await membersOf(m.tx, [id]) })
+      }
+      return toRole(updated as RoleRow, counts.get(id) ?? 0)
+    })
+  }
+
+  /** Preview of a delete or deactivation. */
+  async impact(id: string): Promise<RoleImpact> {
+    return this.#impact(this.#ctx.db, id)
+  }
+
+  async #impact(db: Db, id: string): Promise<RoleImpact> {
+    await requireRole(db, id)
+    const [a] = await db
+      .select({ n: count() })
+      .from(policyAssignments)
+      .where(and(eq(policyAssignments.scope, 'role'), eq(policyAssignments.roleId, id)))
+    const [d] = await db
+      .select({ n: count() })
+      .from(datasourceAccess)
+      .where(and(eq(datasourceAccess.scope, 'role'), eq(datasourceAccess.roleId, id)))
+    const [c] = await db
+      .select({ n: count() })
+      .from(roleInheritance)
+      .where(eq(roleInheritance.parentRoleId, id))
+    return {
+      role_id: id,
+      affected_users: (await membersOf(db, [id])).length,
+      affected_assignments: a?.n ?? 0,
+      affected_datasource_access: d?.n ?? 0,
+      affected_child_roles: c?.n ?? 0,
+    }
+  }
+
+  /** Deletes a role and every row referencing it; one `unassign` per cascaded assignment. */
+  async delete(id: string, actorId: string): Promise<RoleImpact> {
+    return this.#ctx.mutate(actorId, async (m) => {
+      await lockRoleGraph(m.tx)
+      const row = await requireRole(m.tx, id)
+      const impact = await this.#impact(m.tx, id)
+      const affected = await membersOf(m.tx, [id])
+      const assignments = await m.tx
+        .select()
+        .from(policyAssignments)
+        .where(and(eq(policyAssignments.scope, 'role'), eq(policyAssignments.roleId, id)))
+      // Cascaded entries come first, then the role's own delete (admin-api 14.3).
+      await removeAssignments(m, assignments, 'role_deleted')
+      const memberRows = await m.tx
+        .delete(roleMembers)
+        .where(eq(roleMembers.roleId, id))
+        .returning({ id: roleMembers.userId })
+      const parentRows = await m.tx
+        .delete(roleInheritance)
+        .where(eq(roleInheritance.roleId, id))
+        .returning({ id: roleInheritance.parentRoleId })
+      const childRows = await m.tx
+        .delete(roleInheritance)
+        .where(eq(roleInheritance.parentRoleId, id))
+        .returning({ id: roleInheritance.roleId })
+      const accessRows = await m.tx
+        .delete(datasourceAccess)
+        .where(eq(datasourceAccess.roleId, id))
+        .returning({ id: datasourceAccess.datasourceId })
+      await m.tx.delete(roles).where(eq(roles.id, id))
+      const ids = (rows: { id: string }[]) => rows.map((r) => r.id).sort()
+      m.audit('role', id, 'delete', {
+        before: {
+          ...snapshot(row),
+          member_user_ids: ids(memberRows),
+          parent_role_ids: ids(parentRows),
+          child_role_ids: ids(childRows),
+          datasource_ids: ids(accessRows),
+        },
+      })
+      m.invalidate({ type: 'user', userIds: affected })
+      return impact
+    })
+  }
+
+  /** Users reachable through inheritance, each with the role they are directly in. */
+  /** The roles a user is a direct member of, sorted by name (404 for an unknown user). */
+  async ofUser(
+    userId: string,
+  ): Promise<({ id: string; name: string; is_active: boolean } & RoleMemberWindow)[]> {
+    const db = this.#ctx.db
+    const [user] = await db.select({ id: users.id }).from(users).where(eq(users.id, userId))
+    if (!user) throw new ResourceNotFoundError('user')
+    const rows = await db
+      .select({
+        id: roles.id,
+        name: roles.name,
+        is_active: roles.isActive,
+        validFrom: roleMembers.validFrom,
+        validUntil: roleMembers.validUntil,
+      })
+      .from(roleMembers)
+      .innerJoin(roles, eq(roles.id, roleMembers.roleId))
+      .where(and(eq(roleMembers.userId, userId), memberNotEnded))
+      .orderBy(asc(roles.name))
+    return rows.map(({ validFrom, validUntil, ...r }) => ({
+      ...r,
+      ...windowIfSet({ validFrom, validUntil }),
+    }))
+  }
+
+  async effectiveMembers(id: string): Promise<EffectiveMember[]> {
+    await requireRole(this.#ctx.db, id)
+    return effectiveMembers(this.#ctx.db, id)
+  }
+
+  /** Adds direct members, all or nothing, optionally for a window (admin-api 14.3). */
+  async addMembers(
+    id: string,
+    input: { user_ids: string[]; valid_from?: string | null; valid_until?: string | null },
+    actorId: string,
+  ): Promise<void> {
+    await addMembers(this.#ctx, id, input, actorId)
+  }
+
+  /** Creates or re-windows one membership (docs/policies.md "Time-bound access"). */
+  async putMember(
+    id: string,
+    userId: string,
+    input: { valid_from?: string | null; valid_until?: string | null },
+    actorId: string,
+  ): Promise<void> {
+    await putMember(this.#ctx, id, userId, input, actorId)
+  }
+
+  /** Removes one direct member; 404 when the role is unknown or the user is not a member. */
+  async removeMember(id: string, userId: string, actorId: string): Promise<void> {
+    await removeMember(this.#ctx, id, userId, actorId)
+  }
+
+  /**
+   * Adds an inheritance edge (admin-api 14.4). Cycle and depth checks and the insert run in one
+   * transaction under the role-graph lock, so concurrent requests cannot build a cycle together.
+   */
+  async addParent(id: string, input: { parent_role_id: string }, actorId: string): Promise<void> {
+    await this.#ctx.mutate(actorId, async (m) => {
+      await requireRole(m.tx, id)
+      const parentId = parseBody(parentSchema, input).parent_role_id
+      await requireRole(m.tx, parentId).catch(() => {
+        throw new ResourceNotFoundError('parent role', 'parent_role_id')
+      })
+      await lockRoleGraph(m.tx)
+      const edges = await loadEdges(m.tx)
+      if (parentId === id || reachable(parentId, id, edges.parents)) {
+        throw new StoreError('role_cycle', 'the parent role would create a cycle', [
+          { field: 'parent_role_id', code: 'not_allowed', message: 'would create a cycle' },
+        ])
+      }
+      if ((edges.parents.get(id) ?? []).includes(parentId)) {
+        throw new ResourceConflictError('the role already has this parent', 'parent_role_id')
+      }
+      const total = longestChain(parentId, edges.parents) + 1 + longestChain(id, edges.children)
+      if (total > MAX_ROLE_DEPTH) {
+        throw new StoreError(
+          'role_depth_exceeded',
+          `the inheritance chain would be ${total} deep; the limit is ${MAX_ROLE_DEPTH}`,
+          [{ field: 'parent_role_id', code: 'out_of_range', message: 'chain too deep' }],
+        )
+      }
+      await m.tx
+        .insert(roleInheritance)
+        .values({ roleId: id, parentRoleId: parentId, createdAt: m.now })
+      m.audit('role_inheritance', id, 'add_parent', { role_id: id, parent_role_id: parentId })
+      m.invalidate({ type: 'user', userIds: await membersOf(m.tx, [id]) })
+    })
+  }
+
+  /** Removes an inheritance edge; 404 when the role or the edge is unknown. */
+  async removeParent(id: string, parentId: string, actorId: string): Promise<void> {
+    await this.#ctx.mutate(actorId, async (m) => {
+      await requireRole(m.tx, id)
+      await lockRoleGraph(m.tx)
+      const removed = await m.tx
+        .delete(roleInheritance)
+        .where(and(eq(roleInheritance.roleId, id), eq(roleInheritance.parentRoleId, parentId)))
+        .returning()
+      if (removed.length === 0) throw new ResourceNotFoundError('parent edge')
+      m.audit('role_inheritance', id, 'remove_parent', { role_id: id, parent_role_id: parentId })
+      m.invalidate({ type: 'user', userIds: await membersOf(m.tx, [id]) })
+    })
+  }
+}
