@@ -7,20 +7,10 @@ import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import { boundedString, parseBody, uuidString } from '../kernel/validation.js'
-import { grantMembership } from '../roles/role-members.js'
-import {
-  accessRequests,
-  datasourceAccess,
-  datasources,
-  roleMembers,
-  roles,
-  users,
-} from '../schema/index.js'
-import { grantAccess } from './access-grant.js'
-import type { GrantWindow } from './grant-window.js'
+import { accessRequests, datasources, roles, users } from '../schema/index.js'
+import { duration, durationAlias, durationOf } from './request-duration.js'
+import { checkTarget, grantFor } from './request-grant.js'
 
-/** Longest access a request may ask for or an approval may give: 90 days. */
-export const MAX_REQUEST_SECONDS = 90 * 24 * 3600
 /** Pending requests one user may have open at once. */
 export const MAX_PENDING_PER_USER = 20
 
@@ -48,18 +38,6 @@ export interface AccessRequest {
   updated_at: string
 }
 
-const duration = v.pipe(
-  v.number('expected an integer'),
-  v.integer('expected an integer'),
-  v.minValue(60, 'must be at least 60 seconds'),
-  v.maxValue(MAX_REQUEST_SECONDS, `must be at most ${MAX_REQUEST_SECONDS} seconds (90 days)`),
-)
-
-/** `duration` may be an ISO 8601 duration (`PT8H`, `P1DT12H`, `P2W`) or seconds. */
-const durationAlias = v.optional(
-  v.union([v.number(), v.string()], 'expected seconds or an ISO 8601 duration'),
-)
-
 const createSchema = v.object({
   role_id: v.optional(v.nullable(uuidString)),
   datasource_id: v.optional(v.nullable(uuidString)),
@@ -75,55 +53,6 @@ const approveSchema = v.object({
   comment,
 })
 
-const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/
-
-/** Seconds of an ISO 8601 duration without years or months (their length varies), or null. */
-export function isoDurationSeconds(text: string): number | null {
-  const m = ISO_DURATION.exec(text.trim().toUpperCase())
-  if (!m || text.trim().toUpperCase() === 'P' || /T$/.test(text.trim())) return null
-  const [w, d, h, min, sec] = m.slice(1).map((x) => Number(x ?? 0))
-  return (w ?? 0) * 604_800 + (d ?? 0) * 86_400 + (h ?? 0) * 3600 + (min ?? 0) * 60 + (sec ?? 0)
-}
-
-/**
- * The requested seconds from `duration_seconds` or its `duration` spelling (both: they must
- * agree); `required` makes a missing one a 422. Checked against the same 60 s to 90 days.
- */
-function durationOf(
-  body: { duration_seconds?: number | undefined; duration?: number | string | undefined },
-  required: boolean,
-): number | undefined {
-  const alias =
-    body.duration === undefined
-      ? undefined
-      : typeof body.duration === 'number'
-        ? body.duration
-        : isoDurationSeconds(body.duration)
-  const problem = (message: string) =>
-    new ValidationError([{ field: 'duration', code: 'invalid_type', message }])
-  if (alias === null) throw problem('duration is not an ISO 8601 duration like PT8H or P1D')
-  if (
-    alias !== undefined &&
-    body.duration_seconds !== undefined &&
-    alias !== body.duration_seconds
-  ) {
-    throw problem('duration and duration_seconds differ')
-  }
-  const seconds = body.duration_seconds ?? alias
-  if (seconds === undefined) {
-    if (!required) return undefined
-    throw new ValidationError([
-      { field: 'duration_seconds', code: 'required', message: 'duration_seconds is required' },
-    ])
-  }
-  const checked = v.safeParse(duration, seconds)
-  if (!checked.success) {
-    throw new ValidationError([
-      { field: 'duration_seconds', code: 'out_of_range', message: checked.issues[0].message },
-    ])
-  }
-  return checked.output
-}
 const denySchema = v.object({ comment })
 
 /** Requests joined with their user, role and datasource names. */
@@ -380,70 +309,4 @@ export class AccessRequestsService {
     }
     return request
   }
-}
-
-type Target = { kind: 'role' | 'datasource'; id: string }
-
-/** Exactly one of a role (which must be active) or a datasource (which must be active). */
-async function checkTarget(db: Db, roleId: string | null, dsId: string | null): Promise<Target> {
-  if ((roleId === null) === (dsId === null)) {
-    throw new ValidationError([
-      {
-        field: 'role_id',
-        code: 'required',
-        message: 'give exactly one of role_id and datasource_id',
-      },
-    ])
-  }
-  if (roleId !== null) {
-    const [role] = await db.select().from(roles).where(eq(roles.id, roleId))
-    if (!role) throw new ResourceNotFoundError('role', 'role_id')
-    if (!role.isActive) throw new StoreError('inactive_role', `role ${role.name} is inactive`)
-    return { kind: 'role', id: roleId }
-  }
-  const [ds] = await db
-    .select()
-    .from(datasources)
-    .where(eq(datasources.id, dsId as string))
-  if (!ds?.isActive) throw new ResourceNotFoundError('datasource', 'datasource_id')
-  return { kind: 'datasource', id: ds.id }
-}
-
-/**
- * Creates or extends the grant ending at `until`; a grant that already lasts at least as long
- * (or for good) and has started is kept. Returns when the user's grant now ends (null: never).
- */
-async function grantFor(
-  m: Mutation,
-  userId: string,
-  target: Target,
-  until: Date,
-): Promise<Date | null> {
-  const [current] =
-    target.kind === 'role'
-      ? await m.tx
-          .select({ validFrom: roleMembers.validFrom, validUntil: roleMembers.validUntil })
-          .from(roleMembers)
-          .where(and(eq(roleMembers.roleId, target.id), eq(roleMembers.userId, userId)))
-      : await m.tx
-          .select({
-            validFrom: datasourceAccess.validFrom,
-            validUntil: datasourceAccess.validUntil,
-          })
-          .from(datasourceAccess)
-          .where(
-            and(
-              eq(datasourceAccess.datasourceId, target.id),
-              eq(datasourceAccess.scope, 'user'),
-              eq(datasourceAccess.userId, userId),
-            ),
-          )
-  const started = !current?.validFrom || current.validFrom <= m.now
-  if (current && started && (current.validUntil === null || current.validUntil >= until)) {
-    return current.validUntil
-  }
-  const window: GrantWindow = { validFrom: null, validUntil: until }
-  if (target.kind === 'role') await grantMembership(m, target.id, userId, window)
-  else await grantAccess(m, target.id, { scope: 'user', id: userId }, window)
-  return until
 }
