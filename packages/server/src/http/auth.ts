@@ -53,7 +53,8 @@ export async function authenticate(
 
 /**
  * Step 1 of the admin-api 1.4 check order, before routing: 401 on every `/api/v1` path except
- * login and the OpenAPI document, then 403 unless the user is an admin (except `/auth/me`).
+ * login and the OpenAPI document, then 403 unless the user is an admin (except `/auth/me` and
+ * the access-request routes, which also take a user's own password).
  */
 export function requireAuth(deps: AdminDeps): MiddlewareHandler<AdminEnv> {
   const { store, jwtSecret: secret } = deps
@@ -62,12 +63,12 @@ export function requireAuth(deps: AdminDeps): MiddlewareHandler<AdminEnv> {
     if (PUBLIC_PATHS.has(path)) return next()
     const header = c.req.header('authorization')
     const basic = basicCredentials(header)
-    if (basic && (path === SELF_SERVICE_PREFIX || path.startsWith(`${SELF_SERVICE_PREFIX}/`))) {
+    const selfService = path === SELF_SERVICE_PREFIX || path.startsWith(`${SELF_SERVICE_PREFIX}/`)
+    if (basic && selfService) {
       c.set('user', await checkCredentials(deps, c, basic.username, basic.password))
       return next()
     }
     const { user, claims, id } = await authenticate(store, header, secret)
-    const selfService = path === SELF_SERVICE_PREFIX || path.startsWith(`${SELF_SERVICE_PREFIX}/`)
     if (!user.is_admin && !ANY_USER_PATHS.has(path) && !selfService) {
       throw new ApiError(403, 'admin_required', 'admin access is required')
     }

@@ -5,7 +5,7 @@ import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { membersOf } from '../kernel/role-graph.js'
 import { datasourceAccess } from '../schema/index.js'
-import { type GrantWindow, windowJson } from './grant-window.js'
+import { type GrantWindow, sameWindow, windowJson } from './grant-window.js'
 
 /** A user or role that can hold a datasource access row. */
 export interface AccessSubject {
@@ -48,11 +48,7 @@ export async function grantAccess(
     .select()
     .from(datasourceAccess)
     .where(subjectRow(datasourceId, subject))
-  const same =
-    current &&
-    current.validFrom?.getTime() === window.validFrom?.getTime() &&
-    current.validUntil?.getTime() === window.validUntil?.getTime()
-  if (same) return false
+  if (current && sameWindow(current, window)) return false
   if (current) {
     await m.tx.update(datasourceAccess).set(window).where(eq(datasourceAccess.id, current.id))
   } else {

@@ -80,6 +80,14 @@ export function windowIfSet(w: GrantWindow): Partial<ReturnType<typeof windowJso
   return w.validFrom || w.validUntil ? windowJson(w) : {}
 }
 
+/** Whether two windows have the same bounds. */
+export function sameWindow(a: GrantWindow, b: GrantWindow): boolean {
+  return (
+    a.validFrom?.getTime() === b.validFrom?.getTime() &&
+    a.validUntil?.getTime() === b.validUntil?.getTime()
+  )
+}
+
 /** Whether a window holds at `at` (epoch milliseconds). */
 export function inWindow(w: GrantWindow, at: number): boolean {
   return (

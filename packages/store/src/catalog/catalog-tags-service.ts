@@ -14,7 +14,7 @@ import {
   catalogTables,
   catalogTagProposals,
 } from '../schema/index.js'
-import { loadTags, replaceTags, type TaggedObject } from './catalog-tags.js'
+import { loadTags, replaceTags, type TaggedObject, tagKey } from './catalog-tags.js'
 import { bumpCatalogVersion } from './catalog-version.js'
 
 /** The tags of one catalog object (`column_name` null: the table's own). */
@@ -228,7 +228,7 @@ export class CatalogTagsService {
     o: { schema_name: string; table_name: string; column_name?: string | null },
   ): Promise<string[]> {
     const all = await loadTags(this.#ctx.db, datasourceId)
-    return all.get(`${o.schema_name}\u0000${o.table_name}\u0000${o.column_name ?? ''}`) ?? []
+    return all.get(tagKey(o.schema_name, o.table_name, o.column_name ?? null)) ?? []
   }
 
   /** Proposals, newest first; `status` keeps one state (`pending` by default). */
@@ -279,9 +279,7 @@ export class CatalogTagsService {
       const existing = await loadTags(m.tx, datasourceId)
       const fresh = found.filter(
         (f) =>
-          !(
-            existing.get(`${f.schema_name}\u0000${f.table_name}\u0000${f.column_name}`) ?? []
-          ).includes(f.tag),
+          !(existing.get(tagKey(f.schema_name, f.table_name, f.column_name)) ?? []).includes(f.tag),
       )
       if (fresh.length === 0) {
         m.noop()
@@ -363,7 +361,7 @@ export class CatalogTagsService {
       if (verdict === 'accept') {
         const object = { schema: row.schemaName, table: row.tableName, column: row.columnName }
         const current = (await loadTags(m.tx, datasourceId)).get(
-          `${row.schemaName}\u0000${row.tableName}\u0000${row.columnName}`,
+          tagKey(row.schemaName, row.tableName, row.columnName),
         )
         await writeTags(m, datasourceId, object, sortedUnique([...(current ?? []), row.tag]))
       }

@@ -10,7 +10,8 @@ export interface TaggedObject {
   column: string | null
 }
 
-const keyOf = (schema: string, table: string, column: string | null) =>
+/** The key of one object in `loadTags`' map. */
+export const tagKey = (schema: string, table: string, column: string | null) =>
   `${schema}\u0000${table}\u0000${column ?? ''}`
 
 /** Every tag of a datasource, by object. */
@@ -22,7 +23,7 @@ export async function loadTags(db: Db, datasourceId: string): Promise<Map<string
     .orderBy(catalogTags.tag)
   const out = new Map<string, string[]>()
   for (const r of rows) {
-    const key = keyOf(r.schemaName, r.tableName, r.columnName || null)
+    const key = tagKey(r.schemaName, r.tableName, r.columnName || null)
     out.set(key, [...(out.get(key) ?? []), r.tag])
   }
   return out
@@ -36,12 +37,12 @@ export async function withTags(db: Db, datasourceId: string, catalog: Catalog): 
     schemas: catalog.schemas.map((s) => ({
       ...s,
       tables: s.tables.map((t) => {
-        const own = tags.get(keyOf(s.name, t.name, null))
+        const own = tags.get(tagKey(s.name, t.name, null))
         return {
           ...t,
           ...(own ? { tags: own } : {}),
           columns: t.columns.map((c) => {
-            const columnTags = tags.get(keyOf(s.name, t.name, c.name))
+            const columnTags = tags.get(tagKey(s.name, t.name, c.name))
             return columnTags ? { ...c, tags: columnTags } : c
           }),
         }

@@ -1,6 +1,12 @@
 import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm'
 import * as v from 'valibot'
-import { type GrantWindow, toWindow, windowFields, windowIfSet } from '../access/grant-window.js'
+import {
+  type GrantWindow,
+  sameWindow,
+  toWindow,
+  windowFields,
+  windowIfSet,
+} from '../access/grant-window.js'
 import type { StoreContext } from '../kernel/context.js'
 import { type Db, onUniqueViolation } from '../kernel/db.js'
 import { ResourceConflictError, ResourceNotFoundError, StoreError } from '../kernel/errors.js'
@@ -143,11 +149,7 @@ export async function grantMembership(
     .select()
     .from(roleMembers)
     .where(and(eq(roleMembers.roleId, roleId), eq(roleMembers.userId, userId)))
-  const same =
-    current &&
-    current.validFrom?.getTime() === window.validFrom?.getTime() &&
-    current.validUntil?.getTime() === window.validUntil?.getTime()
-  if (same) return
+  if (current && sameWindow(current, window)) return
   if (current) {
     await m.tx
       .update(roleMembers)
