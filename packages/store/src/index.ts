@@ -82,7 +82,15 @@ export {
   type ScopedStore,
   type Store,
 } from './create-store.js'
-export { DATASOURCE_TYPES, DS_TYPES, type DsType } from './datasources/datasource-config.js'
+export {
+  DATASOURCE_TYPES,
+  DS_TYPES,
+  type DsType,
+  type PgliteDatasourceConfig,
+  type PostgresDatasourceConfig,
+  SSL_MODES,
+  type SslMode,
+} from './datasources/datasource-config.js'
 export {
   type CreateDatasourceInput,
   type Datasource,

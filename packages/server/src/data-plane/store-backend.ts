@@ -1,13 +1,8 @@
 import { isStoreError, isStoreUnreachable, type Store } from '@palisade/store'
 import type { UpstreamConfig } from '../upstream/upstream.types.js'
+import { upstreamConfigOf } from '../upstream/upstream-config.js'
 import { WireError } from '../wire/wire-error.js'
 import type { AuditRow, DataPlaneBackend, ScramCredentials, SessionChange } from './backend.js'
-
-/** Reads a config value as a string (or undefined). */
-function str(config: Record<string, unknown>, key: string): string | undefined {
-  const v = config[key]
-  return typeof v === 'string' ? v : undefined
-}
 
 /** The data-plane backend over `@palisade/store`. */
 export function createStoreBackend(store: Store): DataPlaneBackend {
@@ -41,30 +36,7 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
     },
     async upstreamConfig(datasourceId): Promise<UpstreamConfig> {
       const ds = await reachStore(() => store.datasources.getConnection(datasourceId))
-      const c = ds.config
-      if (ds.ds_type === 'pglite') {
-        return {
-          kind: 'pglite',
-          datasourceName: ds.name,
-          dataDir: str(c, 'data_dir') ?? null,
-          initSql: str(c, 'init_sql') ?? null,
-          statementTimeoutMs: ds.statement_timeout_ms,
-        }
-      }
-      return {
-        kind: 'postgres',
-        datasourceName: ds.name,
-        host: str(c, 'host') ?? '127.0.0.1',
-        port: typeof c['port'] === 'number' ? c['port'] : 5432,
-        database: str(c, 'database') ?? ds.name,
-        user: str(c, 'username') ?? 'postgres',
-        password: str(c, 'password') ?? null,
-        sslmode: str(c, 'sslmode'),
-        sslrootcert: str(c, 'sslrootcert') ?? null,
-        statementTimeoutMs: ds.statement_timeout_ms,
-        poolSize: ds.pool_size,
-        poolMode: ds.pool_mode ?? undefined,
-      }
+      return upstreamConfigOf(ds)
     },
     audit(row: AuditRow) {
       store.audit.queries.write({ ...row, policies_applied: row.policies_applied })

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { connect as netConnect, type Socket } from 'node:net'
+import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
 import { serialize } from 'pg-protocol'
 import type { BackendMessage } from 'pg-protocol/dist/messages.js'
@@ -42,18 +42,20 @@ export async function openSocket(
     socket.once('error', reject)
   })
   if (answer !== 'S'.charCodeAt(0)) {
-    if (mode === 'prefer' || mode === 'allow') return socket
+    if (mode === 'prefer') return socket
     socket.destroy()
     throw new Error('the upstream server does not support TLS')
   }
   const verify = mode === 'verify-ca' || mode === 'verify-full'
   const secure = tlsConnect({
     socket,
-    servername: mode === 'verify-full' ? config.host : undefined,
+    // The name checked against the certificate (verify-full); SNI carries host names only.
+    host: config.host,
+    ...(isIP(config.host) === 0 ? { servername: config.host } : {}),
     rejectUnauthorized: verify,
     ca: config.sslrootcert ?? undefined,
     // verify-ca checks the chain but not the host name, as libpq does.
-    checkServerIdentity: mode === 'verify-full' ? undefined : () => undefined,
+    ...(mode === 'verify-full' ? {} : { checkServerIdentity: () => undefined }),
   })
   signal?.addEventListener('abort', () => secure.destroy(timedOut()), { once: true })
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,5 @@
 import type { DatasourceConnection } from '@palisade/store'
-import pg from 'pg'
-import { postgresClientConfig } from './upstream-reader.js'
+import { openUpstreamReader } from './upstream-reader.js'
 
 /** Result of `POST /datasources/{id}/test` (admin-api 6.3). */
 export type ProbeResult =
@@ -9,22 +8,20 @@ export type ProbeResult =
 
 const CONNECT_TIMEOUT_MS = 10_000
 
-async function probePostgres(config: Record<string, unknown>): Promise<ProbeResult> {
+async function probePostgres(conn: DatasourceConnection): Promise<ProbeResult> {
   const timeouts = { connectMs: CONNECT_TIMEOUT_MS, statementMs: CONNECT_TIMEOUT_MS }
-  const client = new pg.Client(postgresClientConfig(config, timeouts))
+  const reader = await openUpstreamReader(conn, timeouts)
   try {
-    await client.connect()
-    const result = await client.query<{ server_version: string }>('SHOW server_version')
-    return { success: true, server_version: result.rows[0]?.server_version ?? 'unknown' }
+    const [row] = await reader.query<{ server_version: string }>('SHOW server_version')
+    return { success: true, server_version: row?.server_version ?? 'unknown' }
   } finally {
-    await client.end().catch(() => undefined)
+    await reader.close()
   }
 }
 
-async function probePglite(config: Record<string, unknown>): Promise<ProbeResult> {
+async function probePglite(dataDir: string | null): Promise<ProbeResult> {
   const { PGlite } = await import('@electric-sql/pglite')
-  const dataDir = typeof config['data_dir'] === 'string' ? config['data_dir'] : undefined
-  const db = await PGlite.create(dataDir)
+  const db = await PGlite.create(dataDir ?? undefined)
   try {
     const result = await db.query<{ server_version: string }>('SHOW server_version')
     return { success: true, server_version: result.rows[0]?.server_version ?? 'unknown' }
@@ -40,8 +37,8 @@ async function probePglite(config: Record<string, unknown>): Promise<ProbeResult
 export async function probeUpstream(conn: DatasourceConnection): Promise<ProbeResult> {
   try {
     return conn.ds_type === 'pglite'
-      ? await probePglite(conn.config)
-      : await probePostgres(conn.config)
+      ? await probePglite(conn.config.data_dir)
+      : await probePostgres(conn)
   } catch (error) {
     return { success: false, message: error instanceof Error ? error.message : String(error) }
   }

@@ -1,5 +1,9 @@
+import type { Socket } from 'node:net'
 import type { DatasourceConnection } from '@palisade/store'
 import pg from 'pg'
+import { openSocket } from './postgres-connect.js'
+import type { PgliteUpstreamConfig, PostgresUpstreamConfig } from './upstream.types.js'
+import { upstreamConfigOf } from './upstream-config.js'
 
 /** How long the admin plane waits for an upstream (admin-api 7.1: 30 s connect, 60 s statement). */
 export interface UpstreamTimeouts {
@@ -31,38 +35,37 @@ export interface TextRows {
 /** node-postgres without type parsing: every value stays PostgreSQL's text. */
 const TEXT_TYPES = { getTypeParser: () => (value: string) => value }
 
-/** `sslmode` of admin-api 6.2 as node-postgres `ssl` options. */
-function sslOption(config: Record<string, unknown>): pg.ClientConfig['ssl'] {
-  const mode = config['sslmode'] ?? 'prefer'
-  if (mode === 'disable' || mode === 'prefer') return false
-  const ca = typeof config['sslrootcert'] === 'string' ? config['sslrootcert'] : undefined
-  return mode === 'require' ? { rejectUnauthorized: false } : { rejectUnauthorized: true, ca }
+/**
+ * node-postgres on a socket `openSocket` opened (TCP, and TLS as `sslmode` says), so the admin
+ * plane and the data plane reach an upstream the same way. pg's own connect becomes a no-op.
+ */
+function onOpenedSocket(socket: Socket): Socket {
+  socket.connect = (() => {
+    queueMicrotask(() => socket.emit('connect'))
+    return socket
+  }) as Socket['connect']
+  return socket
 }
 
-/** node-postgres settings for a `postgres` datasource config (admin-api 6.2). */
-export function postgresClientConfig(
-  config: Record<string, unknown>,
+/** Opens and authenticates one node-postgres client; `signal` closes it. */
+async function connectClient(
+  config: PostgresUpstreamConfig,
   timeouts: UpstreamTimeouts,
-): pg.ClientConfig {
-  return {
-    host: config['host'] as string,
-    port: (config['port'] as number | undefined) ?? 5432,
-    database: config['database'] as string,
-    user: config['username'] as string,
-    password: config['password'] as string | undefined,
-    ssl: sslOption(config),
+  signal: AbortSignal | undefined,
+): Promise<{ client: pg.Client; close: () => Promise<void> }> {
+  const deadline = AbortSignal.timeout(timeouts.connectMs)
+  const socket = await openSocket(config, signal ? AbortSignal.any([signal, deadline]) : deadline)
+  const client = new pg.Client({
+    stream: () => onOpenedSocket(socket),
+    host: config.host,
+    port: config.port,
+    database: config.database,
+    user: config.user,
+    password: config.password ?? undefined,
     connectionTimeoutMillis: timeouts.connectMs,
     statement_timeout: timeouts.statementMs,
     application_name: 'palisade-admin',
-  }
-}
-
-async function openPostgres(
-  config: Record<string, unknown>,
-  timeouts: UpstreamTimeouts,
-  signal: AbortSignal | undefined,
-): Promise<UpstreamReader> {
-  const client = new pg.Client(postgresClientConfig(config, timeouts))
+  })
   // A connection lost while idle is reported by the next query; don't crash on the event.
   client.on('error', () => undefined)
   let closed = false
@@ -70,6 +73,7 @@ async function openPostgres(
     if (closed) return
     closed = true
     await client.end().catch(() => undefined)
+    socket.destroy()
   }
   // Cancelling ends the connection, which also interrupts a connect or read in progress.
   signal?.addEventListener('abort', () => void close(), { once: true })
@@ -80,6 +84,15 @@ async function openPostgres(
     await close()
     throw error
   }
+  return { client, close }
+}
+
+async function openPostgres(
+  config: PostgresUpstreamConfig,
+  timeouts: UpstreamTimeouts,
+  signal: AbortSignal | undefined,
+): Promise<UpstreamReader> {
+  const { client, close } = await connectClient(config, timeouts, signal)
   await client.query('SET default_transaction_read_only = on')
   return {
     async query<T>(text: string, params: unknown[] = []) {
@@ -101,11 +114,11 @@ async function openPostgres(
  * database is created empty, so its `init_sql` runs first (admin-api 6.2).
  */
 async function openPglite(
-  config: Record<string, unknown>,
+  config: PgliteUpstreamConfig,
   signal: AbortSignal | undefined,
 ): Promise<UpstreamReader> {
   const { PGlite } = await import('@electric-sql/pglite')
-  const dataDir = typeof config['data_dir'] === 'string' ? config['data_dir'] : undefined
+  const dataDir = config.dataDir ?? undefined
   const db = await PGlite.create(dataDir)
   let textParsers: Record<number, (value: string) => string> | undefined
   let closed = false
@@ -118,10 +131,8 @@ async function openPglite(
   signal?.addEventListener('abort', () => void close(), { once: true })
   if (signal?.aborted) await close()
   try {
-    const initSql = config['init_sql']
-    if (dataDir === undefined && typeof initSql === 'string' && initSql !== '') {
-      await db.exec(initSql)
-    }
+    const initSql = config.initSql
+    if (dataDir === undefined && initSql) await db.exec(initSql)
   } catch (error) {
     await close()
     throw error
@@ -160,7 +171,8 @@ export function openUpstreamReader(
   timeouts: UpstreamTimeouts,
   signal?: AbortSignal,
 ): Promise<UpstreamReader> {
-  return conn.ds_type === 'pglite'
-    ? openPglite(conn.config, signal)
-    : openPostgres(conn.config, timeouts, signal)
+  const config = upstreamConfigOf(conn)
+  return config.kind === 'pglite'
+    ? openPglite(config, signal)
+    : openPostgres(config, timeouts, signal)
 }

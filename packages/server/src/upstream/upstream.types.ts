@@ -1,3 +1,5 @@
+import type { SslMode } from '@palisade/store'
+
 /** One complete backend message as received: code byte, int32 length, body. */
 export interface BackendFrame {
   readonly code: number
@@ -69,8 +71,8 @@ export interface PostgresUpstreamConfig {
   database: string
   user: string
   password?: string | null | undefined
-  /** `disable`/`prefer`/`require`/`verify-ca`/`verify-full` as libpq spells it. */
-  sslmode?: string | undefined
+  /** TLS as libpq reads `sslmode` (docs/admin-api.md); absent means `prefer`. */
+  sslmode?: SslMode | undefined
   sslrootcert?: string | null | undefined
   statementTimeoutMs: number
   poolSize: number

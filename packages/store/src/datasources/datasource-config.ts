@@ -7,7 +7,10 @@ export const DS_TYPES = ['postgres', 'pglite'] as const
 /** One of the datasource types. */
 export type DsType = (typeof DS_TYPES)[number]
 
-const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full'] as const
+/** TLS to the upstream, as libpq spells it (docs/admin-api.md, datasources). */
+export const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full'] as const
+/** One of the TLS modes. */
+export type SslMode = (typeof SSL_MODES)[number]
 
 const configSchemas = {
   postgres: v.object({
@@ -32,6 +35,11 @@ const configSchemas = {
     init_sql: v.nullish(v.string('expected a string'), null),
   }),
 } as const
+
+/** A stored `postgres` config with its password opened: how to reach the upstream. */
+export type PostgresDatasourceConfig = v.InferOutput<(typeof configSchemas)['postgres']>
+/** A stored `pglite` config. */
+export type PgliteDatasourceConfig = v.InferOutput<(typeof configSchemas)['pglite']>
 
 /** Describes the config fields of each type for `GET /datasource-types` (admin-api 6.3). */
 export const DATASOURCE_TYPES = [

@@ -8,7 +8,14 @@ import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import { boundedString, parseBody } from '../kernel/validation.js'
 import { removeAssignments } from '../policies/assignment-cascade.js'
 import { datasources, policyAssignments } from '../schema/index.js'
-import { DATASOURCE_TYPES, DS_TYPES, type DsType, parseConfig } from './datasource-config.js'
+import {
+  DATASOURCE_TYPES,
+  DS_TYPES,
+  type DsType,
+  type PgliteDatasourceConfig,
+  type PostgresDatasourceConfig,
+  parseConfig,
+} from './datasource-config.js'
 
 /** A datasource as the admin API returns it (admin-api 6.1); the password never appears. */
 export interface Datasource {
@@ -30,17 +37,18 @@ export interface Datasource {
   updated_at: string
 }
 
-/** The stored config with the password decrypted, for the server's upstream pool only. */
-export interface DatasourceConnection {
+/** The stored config with the password decrypted, for the server's upstream connections only. */
+export type DatasourceConnection = {
   id: string
   name: string
-  ds_type: DsType
-  config: Record<string, unknown>
   statement_timeout_ms: number
   pool_size: number
   pool_mode: PoolMode | null
   is_active: boolean
-}
+} & (
+  | { ds_type: 'postgres'; config: PostgresDatasourceConfig }
+  | { ds_type: 'pglite'; config: PgliteDatasourceConfig }
+)
 
 /** Body of `POST /datasources`. */
 export interface CreateDatasourceInput {
@@ -207,10 +215,11 @@ export class DatasourcesService {
   /** The config with the decrypted password, for opening upstream connections. */
   async getConnection(id: string): Promise<DatasourceConnection> {
     const row = await requireDatasource(this.#ctx.db, id)
+    // The config was validated for its type when saved (parseConfig).
     return {
       id: row.id,
       name: row.name,
-      ds_type: row.dsType as DsType,
+      ds_type: row.dsType,
       config: {
         ...row.config,
         ...(row.secret ? { password: this.#ctx.secrets.open(row.secret) } : {}),
@@ -219,7 +228,7 @@ export class DatasourcesService {
       pool_size: row.poolSize,
       pool_mode: row.poolMode as PoolMode | null,
       is_active: row.isActive,
-    }
+    } as DatasourceConnection
   }
 
   /** Partial update; `config` merges key by key (admin-api 6.2). */
