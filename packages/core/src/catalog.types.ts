@@ -1,4 +1,4 @@
-/** A column of the stored, exposed upstream catalog (admin-api 7). */
+/** A column of the stored, exposed upstream catalog (docs/admin-api.md#catalog-discovery). */
 export interface CatalogColumn {
   name: string
   /** PostgreSQL type name as `format_type` prints it, e.g. `integer`, `text`, `timestamp with time zone`. */
@@ -45,7 +45,7 @@ export interface CatalogTable {
   primaryKey?: readonly string[] | null
 }
 
-/** An exposed schema; `alias` is the name SQL users see (admin-api 7), policies match `name`. */
+/** An exposed schema; `alias` is the name SQL users see (docs/admin-api.md#catalog-discovery), policies match `name`. */
 export interface CatalogSchema {
   name: string
   alias?: string | null
@@ -57,7 +57,7 @@ export interface Catalog {
   schemas: readonly CatalogSchema[]
 }
 
-/** A child-to-parent join edge (admin-api 11.1); schema names are upstream names. */
+/** A child-to-parent join edge (docs/admin-api.md#relationships-anchors-and-their-checks); schema names are upstream names. */
 export interface TableRelationship {
   id: string
   childSchema: string
@@ -68,7 +68,7 @@ export interface TableRelationship {
   parentColumn: string
 }
 
-/** How a filter column missing from a table resolves: a walk or an alias (admin-api 11). */
+/** How a filter column missing from a table resolves: a walk or an alias (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export interface ColumnAnchor {
   schema: string
   table: string

@@ -1,6 +1,6 @@
 import { SqlState } from './sqlstate.js'
 
-/** How a failed statement is recorded in the query audit (spec 2.1). */
+/** How a failed statement is recorded in the query audit (docs/audit.md#query-audit). */
 export type AuditStatus = 'denied' | 'error'
 
 export interface PalisadeErrorOptions {
@@ -47,7 +47,7 @@ export function isPalisadeError(value: unknown): value is PalisadeError {
   )
 }
 
-/** A statement outside the read-only allowlist (spec 4.2.3); audited `denied`. */
+/** A statement outside the read-only allowlist (docs/statements.md); audited `denied`. */
 export class ReadOnlyViolationError extends PalisadeError {
   constructor() {
     super(SqlState.ReadOnlySqlTransaction, 'Only read-only queries are allowed', {
@@ -56,7 +56,7 @@ export class ReadOnlyViolationError extends PalisadeError {
   }
 }
 
-/** Every selected column was removed by `column_deny` (spec 7); audited `denied`. */
+/** Every selected column was removed by `column_deny` (docs/errors.md); audited `denied`. */
 export class PolicyDeniedError extends PalisadeError {
   constructor(message: string, options: PalisadeErrorOptions = {}) {
     super(SqlState.InsufficientPrivilege, message, { auditStatus: 'denied', ...options })

@@ -3,7 +3,7 @@ import type { EffectivePolicy } from './policy/policy.types.js'
 
 export type AttributeValueType = 'string' | 'integer' | 'boolean' | 'list'
 
-/** A `user` attribute definition (spec 2.8). */
+/** A `user` attribute definition (docs/resources.md#attribute-definitions). */
 export interface AttributeDefinition {
   key: string
   valueType: AttributeValueType
@@ -15,7 +15,7 @@ export type AccessMode = 'open' | 'policy_required'
 export interface SessionUser {
   id: string
   username: string
-  /** Active role names, direct and inherited (spec 5.2). */
+  /** Active role names, direct and inherited (docs/roles-and-access.md#roles). */
   roles: readonly string[]
   /** The user's own attribute values by key. */
   attributes: Readonly<Record<string, unknown>>

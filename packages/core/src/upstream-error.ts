@@ -34,7 +34,7 @@ export const REDACTED_UPSTREAM_MESSAGE = 'query could not be executed'
  * Prepares an upstream error for the client. Position, internal query and context describe the
  * rewritten text, and the object fields name upstream objects: all are dropped. A message,
  * detail or hint that names a hidden table, a denied column or a policy expression the user did
- * not write is redacted, so errors never reveal what a policy hides (spec 7 principle 1).
+ * not write is redacted, so errors never reveal what a policy hides (docs/errors.md).
  */
 export function scrubUpstreamError(
   fields: UpstreamErrorFields,

@@ -36,7 +36,7 @@ function binding(source: string, fields: Partial<DecisionBinding> = {}): Decisio
 const secrets = { schemas: ['public'], tables: ['secrets'] }
 const customers = { schemas: ['public'], tables: ['customers'] }
 
-describe('decision functions gate policies (spec 2.3, 3)', () => {
+describe('decision functions gate policies (docs/decision-functions.md, 3)', () => {
   it('a session function returning fire:false keeps a denied table visible, also in information_schema', async () => {
     const keep = binding(
       "function evaluate(ctx) { return { fire: !ctx.session.user.roles.includes('auditor') } }",

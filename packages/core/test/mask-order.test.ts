@@ -23,7 +23,7 @@ async function firstEmail(policies: EffectivePolicy[]) {
   return row?.email
 }
 
-describe('masks at equal priority (admin-api 10.1)', () => {
+describe('masks at equal priority (docs/roles-and-access.md#policy-assignments)', () => {
   it('prefers the lower priority whatever the scope', async () => {
     const broad = policy('column_mask', {
       target,

@@ -6,7 +6,7 @@ import { describeOnDatabases, type TestDatabase } from './fixtures/databases.js'
 import { makeSession, policy, run, runError, type SessionOptions } from './fixtures/session.js'
 
 /**
- * The per-user pg_catalog (design.md §2, spec 4.2.2): what psql, JDBC and ORMs read to list
+ * The per-user pg_catalog (docs/rewrite.md#the-per-user-pg_catalog): what psql, JDBC and ORMs read to list
  * tables and columns shows only the session's objects, and no catalog function or OID cast
  * reaches a hidden one. The user here is denied `customers.ssn` and the `secrets` table; the
  * fixture has an index, a check constraint and a comment on `ssn`, and a comment on `secrets`.

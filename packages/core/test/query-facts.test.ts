@@ -18,7 +18,7 @@ beforeAll(async () => {
 })
 afterAll(() => db.close())
 
-describe('query facts for decision functions (spec 2.4 ctx.query)', () => {
+describe('query facts for decision functions (docs/decision-functions.md#the-context-ctx ctx.query)', () => {
   it('describes tables as {datasource, schema, table} with visible schema names', () => {
     const [statement] = rewrite(
       'SELECT o.id FROM orders o JOIN commerce.regions r ON r.id = o.id',

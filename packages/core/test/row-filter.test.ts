@@ -23,7 +23,7 @@ afterAll(() => db.close())
 
 const ids = (rows: { id: number }[]) => rows.map((r) => r.id).sort((a, b) => a - b)
 
-describe('row filters apply at every scan (spec 1.1 rules 1, 6, 7)', () => {
+describe('row filters apply at every scan (docs/policies.md#evaluation-rules-with-examples rules 1, 6, 7)', () => {
   it('filters a plain select to the user tenant', async () => {
     expect(ids(await run(db, tenantOne, 'SELECT id FROM orders'))).toEqual([1, 3, 5])
   })

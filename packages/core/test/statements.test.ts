@@ -28,7 +28,7 @@ const readOnly = {
   auditStatus: 'denied',
 }
 
-describe('the read-only allowlist (design.md §2, admin-api 17.2)', () => {
+describe('the read-only allowlist (docs/statements.md)', () => {
   it.each([
     'INSERT INTO orders VALUES (7, 1, 1, 1, $$x$$, null, now())',
     'UPDATE orders SET amount = 0',

@@ -23,7 +23,7 @@ const ids = async (expression: string, user: Partial<SessionUser> = {}) => {
   return rows.map((r) => r.id)
 }
 
-describe('template variables (spec 1.2)', () => {
+describe('template variables (docs/policies.md#template-variables)', () => {
   it('resolves {user.<key>} from the user own attributes (rule 1)', async () => {
     expect(await ids('tenant_id = {user.tenant}', { attributes: { tenant: 2 } })).toEqual([2, 4])
   })

@@ -42,7 +42,7 @@ const walk = (table: string, relationshipId: string): ColumnAnchor => ({
   relationshipId,
 })
 
-describe('transitive tenancy through column anchors (spec 2.11, admin-api 11)', () => {
+describe('transitive tenancy through column anchors (docs/policies.md#transitive-tenancy)', () => {
   it('filters a child table through its parent as a semi-join, excluding NULL and dangling keys', async () => {
     const s = await makeSession(catalog, {
       policies: [tenant],

@@ -67,7 +67,7 @@ describe('hidden and missing tables', () => {
   })
 })
 
-describe('information_schema shows only what the user may see (rule 16, spec 4.2.2)', () => {
+describe('information_schema shows only what the user may see (docs/rules.md rule 16)', () => {
   it('lists visible tables and hides table_deny targets', async () => {
     const s = await makeSession(catalog, { policies: [hideSecrets] })
     const rows = await run<{ table_name: string }>(

@@ -39,7 +39,7 @@ export interface DataPlaneConfig {
   rewriteWorkers: number
 }
 
-/** The defaults of admin-api 17.1. */
+/** The defaults of docs/pgwire.md#connecting. */
 export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   host: '127.0.0.1',
   port: 5434,

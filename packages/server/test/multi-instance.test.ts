@@ -3,8 +3,8 @@
  * process, each with its own store object (pool and LISTEN connection) on one scratch store
  * database, in front of one scratch shop database.
  *
- * Why each check is "the next query", with no wait: spec 1 item 10 says a change takes effect on
- * the affected user's next query, and admin-api 1.7 says the change feed marks the sessions on
+ * Why each check is "the next query", with no wait: docs/roles-and-access.md#changes-apply-live says a change takes effect on
+ * the affected user's next query, and docs/roles-and-access.md#changes-apply-live says the change feed marks the sessions on
  * every instance that shares the store. NOTIFY alone is asynchronous, so the store makes it
  * synchronous from the admin's point of view: a mutation lists the instances listening when it
  * commits (`pg_stat_activity`, by the listener's application_name) and returns only once each has

@@ -128,7 +128,7 @@ export interface Store {
     fn: (scoped: ScopedStore) => Promise<T>,
     options?: { rollback?: boolean },
   ): Promise<T>
-  /** After-commit change events (admin-api 1.7), local and from other instances. */
+  /** After-commit change events (docs/roles-and-access.md#changes-apply-live), local and from other instances. */
   readonly changes: {
     subscribe(listener: ChangeListener): () => void
     /** Tells the other instances on the store (PostgreSQL) about in-memory state; best effort. */

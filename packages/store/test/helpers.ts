@@ -4,7 +4,7 @@ import { isStoreError } from '../src/index.js'
 /** The actor of the very first admin, before any user exists. */
 export const SYSTEM_ACTOR = '00000000-0000-0000-0000-000000000000'
 
-/** A password that satisfies admin-api 5.2. */
+/** A password that satisfies docs/resources.md#users. */
 export const PASSWORD = 'Correct-Horse-9'
 
 let n = 0

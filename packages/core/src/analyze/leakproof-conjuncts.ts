@@ -13,7 +13,7 @@ const COMPARISONS = new Set(['=', '<>', '!=', '<', '<=', '>', '>='])
  * Finds the WHERE conjuncts of one SELECT that are provably leakproof (a bare column compared
  * with constants by a built-in comparison, IN or BETWEEN constants, IS [NOT] NULL) and the
  * scan each belongs to. Copying them inside a fenced scan lets indexes serve point queries
- * without letting a user predicate run on rows the row filter excludes (design.md §2).
+ * without letting a user predicate run on rows the row filter excludes (docs/rewrite.md#what-the-derived-table-guarantees).
  * Only scans that are never NULL-extended by an outer join qualify.
  */
 export function findPushdownCandidates(

@@ -42,7 +42,7 @@ export interface QueryAnalysis {
    * 16384)`), by node identity, with that type: the rewrite guards them like a cast.
    */
   readonly objectGuards: ReadonlyMap<object, string>
-  /** Leakproof user conjuncts per scan, copied inside fenced scans (design.md §2). */
+  /** Leakproof user conjuncts per scan, copied inside fenced scans (docs/rewrite.md#what-the-derived-table-guarantees). */
   readonly pushdowns: ReadonlyMap<object, readonly PushdownCandidate[]>
   readonly facts: QueryFacts
 }

@@ -1,4 +1,4 @@
-/** Facts about a query that `query`-context decision functions see (spec 2.4 `ctx.query`). */
+/** Facts about a query that `query`-context decision functions see (docs/decision-functions.md#the-context-ctx `ctx.query`). */
 export interface QueryFacts {
   tables: { datasource: string; schema: string; table: string }[]
   columns: string[]

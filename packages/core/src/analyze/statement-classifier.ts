@@ -1,7 +1,7 @@
 import { type AstNode, bodyOf, type Pg, stringsOf, tagOf } from '../ast/node.js'
 import { ReadOnlyViolationError, UnsupportedStatementError } from '../errors.js'
 
-/** The statements Palisade accepts (admin-api 17.2); anything else is 25006. */
+/** The statements Palisade accepts (docs/statements.md); anything else is 25006. */
 export const StatementKind = {
   Select: 'select',
   Explain: 'explain',

@@ -73,7 +73,7 @@ export function informationSchemaSubquery(
       return resTarget(typeCast(nullConst(), ['information_schema', domain]), column)
     }
     if (column.endsWith('_catalog') || column === 'catalog_name') {
-      // The catalog label is the datasource name (spec 1.1 rule 12), never the upstream database.
+      // The catalog label is the datasource name (docs/rules.md rule 12), never the upstream database.
       const label: AstNode = {
         CaseExpr: {
           args: [

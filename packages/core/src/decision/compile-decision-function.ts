@@ -4,7 +4,7 @@ import { callDecisionWorker, HARD_LIMIT_MS } from './decision-worker-client.js'
 import { isDecisionWorkerThread } from './worker-thread-flag.js'
 
 /**
- * Compiles a decision function at save time (spec 2.3, admin API 13.1): checks the source
+ * Compiles a decision function at save time (docs/decision-functions.md, docs/decision-functions.md): checks the source
  * parses as a strict script, wraps it in a strict-mode function, runs the top level once in
  * the sandbox (with the full limits) and checks that `evaluate` is a function. QuickJS cannot
  * export bytecode, so the artifact is the checked, wrapped source plus a checksum line.

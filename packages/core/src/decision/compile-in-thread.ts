@@ -6,7 +6,7 @@ import { runInSandbox } from './run-in-sandbox.js'
 import type { SandboxError } from './sandbox-error.js'
 
 /**
- * @internal Compiles a decision function in this thread (the worker calls it). Compiles at save time (spec 2.3, admin API 13.1): checks the source
+ * @internal Compiles a decision function in this thread (the worker calls it). Compiles at save time (docs/decision-functions.md, docs/decision-functions.md): checks the source
  * parses as a strict script, wraps it in a strict-mode function, runs the top level once in
  * the sandbox (with the full limits) and checks that `evaluate` is a function. QuickJS cannot
  * export bytecode, so the artifact is the checked, wrapped source plus a checksum line.

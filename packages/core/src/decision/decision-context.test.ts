@@ -21,7 +21,7 @@ function build(definitions: AttributeDefinition[], attributes = user.attributes)
 }
 
 describe('buildDecisionContext', () => {
-  it('builds exactly the session shape of spec 2.4', () => {
+  it('builds exactly the session shape of docs/decision-functions.md#the-context-ctx', () => {
     const ctx = build([
       { key: 'tenant', valueType: 'string', defaultValue: null },
       { key: 'level', valueType: 'integer', defaultValue: null },

@@ -7,11 +7,11 @@ import type { DecisionContext, DecisionUser, QueryFacts } from './decision.types
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
 
-/** Keys a custom attribute can never take in `ctx.session.user` (spec 1.2 rule 2, 2.8). */
+/** Keys a custom attribute can never take in `ctx.session.user` (docs/resources.md#attribute-definitions). */
 const BUILT_IN_KEYS = new Set(['id', 'username', 'roles', 'user_id'])
 
 /**
- * Builds the `ctx` a decision function receives (spec 2.4): the user's built-ins and one key
+ * Builds the `ctx` a decision function receives (docs/decision-functions.md#the-context-ctx): the user's built-ins and one key
  * per attribute definition (own value, else the default, typed, else null), the evaluation
  * time in UTC, the datasource, and `query` only when query facts are given. Nothing else about
  * the user is exposed.

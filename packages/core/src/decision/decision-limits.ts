@@ -1,5 +1,5 @@
 /**
- * Fuel budget of one evaluation (spec 8): system-wide, not configurable per function.
+ * Fuel budget of one evaluation (docs/decision-functions.md#limits): system-wide, not configurable per function.
  * Counted through QuickJS's interrupt handler; see `FUEL_PER_INTERRUPT`.
  */
 export const DECISION_FUEL_LIMIT = 1_000_000

@@ -4,7 +4,7 @@ import type { DecisionContext, DecisionLogEntry, DecisionOutcome } from './decis
 import { evaluateDecision } from './evaluate-decision.js'
 
 /**
- * Decides whether a policy fires, by the outcome rules of spec 3: a disabled function or a
+ * Decides whether a policy fires, by the outcome rules of docs/decision-functions.md#outcomes: a disabled function or a
  * missing module fires without evaluating; `{fire: true}` fires and `{fire: false}` skips; any
  * failure fires under `on_error: deny` and skips under `skip`. Every failure is reported to
  * `onLog` at `error` level, with the function's name and id. Console lines go to `onLog` as
@@ -16,7 +16,7 @@ export function resolveDecision(
   onLog?: (entry: DecisionLogEntry) => void,
 ): DecisionOutcome {
   if (!runsDecisionFunction(binding)) return { fire: true }
-  // A session-context function never sees query facts (spec 2.4).
+  // A session-context function never sees query facts (docs/decision-functions.md#the-context-ctx).
   const scoped = binding.evaluateContext === 'session' && ctx.query ? { session: ctx.session } : ctx
   const evaluation = evaluateDecision(binding.artifact, scoped, binding.config, {
     logLevel: binding.logLevel,

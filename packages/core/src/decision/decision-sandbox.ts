@@ -36,7 +36,7 @@ const LANGUAGE = {
 } as const
 
 /**
- * One fresh QuickJS runtime and context with the limits of spec 8, used once and closed. A
+ * One fresh QuickJS runtime and context with the limits of docs/decision-functions.md#limits, used once and closed. A
  * fresh runtime per use means nothing (globals, Symbol registry, pending Promise jobs, heap)
  * survives into the next evaluation. Results and errors are read only through intrinsics
  * captured before decision code ran. Every handle is disposed in `close()`.

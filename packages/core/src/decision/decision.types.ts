@@ -3,10 +3,10 @@ import type { AccessMode } from '../session-context.types.js'
 
 export type { QueryFacts }
 
-/** How much console output a decision function's evaluations keep (spec 2.3 `log_level`). */
+/** How much console output a decision function's evaluations keep (docs/decision-functions.md `log_level`). */
 export type DecisionLogLevel = 'off' | 'error' | 'info'
 
-/** A value in `ctx.session.user`: typed by the attribute definition, or null (spec 2.4). */
+/** A value in `ctx.session.user`: typed by the attribute definition, or null (docs/decision-functions.md#the-context-ctx). */
 export type DecisionAttributeValue = string | number | boolean | readonly unknown[] | null
 
 /** `ctx.session.user`: the built-ins plus one key per user attribute definition. */
@@ -16,7 +16,7 @@ export type DecisionUser = {
   roles: string[]
 } & Record<string, unknown>
 
-/** The `ctx` argument of `evaluate(ctx, config)`, exactly as spec 2.4 describes it. */
+/** The `ctx` argument of `evaluate(ctx, config)`, exactly as docs/decision-functions.md#the-context-ctx describes it. */
 export interface DecisionContext {
   session: {
     user: DecisionUser
@@ -47,7 +47,7 @@ export interface DecisionLogEntry {
   message: string
 }
 
-/** A policy's decision after the outcome rules of spec 3 (disabled, missing module, on_error). */
+/** A policy's decision after the outcome rules of docs/decision-functions.md#outcomes (disabled, missing module, on_error). */
 export interface DecisionOutcome {
   fire: boolean
   /** Set when the evaluation failed; `fire` then follows `on_error`. */

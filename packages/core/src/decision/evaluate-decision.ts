@@ -7,7 +7,7 @@ import { isDecisionWorkerThread } from './worker-thread-flag.js'
 
 /**
  * Evaluates a compiled decision function in a fresh sandbox: `evaluate(ctx, config)` must
- * return a plain object whose own `fire` is a boolean (spec 7 principle 3). Synchronous and
+ * return a plain object whose own `fire` is a boolean (docs/errors.md). Synchronous and
  * never throws for anything the function does: exceptions, exceeded limits, invalid results
  * and corrupt artifacts all come back as `error` with `fire: null`. Console lines are kept
  * for `info`, only on failure for `error`, and never for `off`. Requires `loadDecisionRuntime()`.
@@ -83,7 +83,7 @@ export function evaluateUnchecked(
   return finish(run.value, null, run.fuelConsumed, run.logs)
 }
 
-/** Serializes ctx and config for the sandbox; a missing or null config means `{}` (spec 2.3). */
+/** Serializes ctx and config for the sandbox; a missing or null config means `{}` (docs/decision-functions.md). */
 function toJson(
   ctx: unknown,
   config: unknown,

@@ -1,6 +1,6 @@
 /**
  * Decision functions: untrusted JavaScript, run in a QuickJS sandbox, that decides whether a
- * policy fires (spec 2.3, 2.4, 3, 7 and 8). See docs/decision-functions.md.
+ * policy fires. See docs/decision-functions.md.
  */
 export { compileDecisionFunction } from './compile-decision-function.js'
 export type * from './decision.types.js'

@@ -3,7 +3,7 @@ import type { SandboxError } from './sandbox-error.js'
 import type { SandboxValues } from './sandbox-values.js'
 
 /**
- * Reads what `evaluate` returned (spec 7 principle 3): a plain object, not an array, whose
+ * Reads what `evaluate` returned (docs/errors.md): a plain object, not an array, whose
  * own data property `fire` is a boolean. An inherited `fire`, a getter, `1`, `"true"` or null
  * are errors. Only captured intrinsics run, so nothing the function defined is called.
  */

@@ -5,7 +5,7 @@ import { evaluateIsolated } from './evaluate-decision.js'
 import { loadDecisionRuntime } from './load-runtime.js'
 
 /**
- * Backs `POST /api/v1/decision-functions/test` (admin API 13.2): compiles the source and
+ * Backs `POST /api/v1/decision-functions/test` (docs/decision-functions.md): compiles the source and
  * evaluates it once in the production sandbox with `testContext` as `ctx`, capturing console
  * output whatever the log level. A compile error has no `result`; nothing is stored.
  */

@@ -8,7 +8,7 @@ class UtcHostDate extends HostDate {
 }
 
 /**
- * Runs `fn` with the sandbox clock in UTC (spec 8 rule 4). The WebAssembly build of QuickJS
+ * Runs `fn` with the sandbox clock in UTC (docs/decision-functions.md#language). The WebAssembly build of QuickJS
  * asks the host's global `Date` for the local time-zone offset, so for the length of this
  * synchronous call that global answers 0; it is restored before anything else can run.
  */

@@ -41,7 +41,7 @@ export interface BindEnvironment {
   readonly maskKey?: string | undefined
 }
 
-/** Walks through relationships stop here (admin-api 11). */
+/** Walks through relationships stop here (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export const MAX_ANCHOR_HOPS = 3
 
 /**

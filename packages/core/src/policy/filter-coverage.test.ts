@@ -71,7 +71,7 @@ async function coverage(filterExpression: string) {
   return Object.fromEntries(tables.map((t) => [t.table, t]))
 }
 
-describe('filterCoverage: a dry run of row-filter column resolution (admin-api 11)', () => {
+describe('filterCoverage: a dry run of row-filter column resolution (docs/admin-api.md#relationships-anchors-and-their-checks)', () => {
   it('covers the exposed tables the targets match, under their visible schema', async () => {
     const tables = await coverage('tenant_id = {user.tenant}')
     expect(Object.keys(tables).sort()).toEqual([

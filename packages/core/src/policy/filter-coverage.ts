@@ -42,7 +42,7 @@ export interface FilterCoverageInput {
 const NOBODY = { id: '', username: '', roles: [], attributes: {} }
 
 /**
- * Dry-runs row-filter column resolution (admin-api 11, anchor coverage) over every exposed
+ * Dry-runs row-filter column resolution (docs/admin-api.md#relationships-anchors-and-their-checks, anchor coverage) over every exposed
  * table the targets match, with the binder queries use, so the verdicts cannot drift from
  * enforcement. Throws `ExpressionError` when the filter does not parse.
  */

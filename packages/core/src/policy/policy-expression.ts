@@ -27,8 +27,8 @@ export const MAX_EXPRESSION_LENGTH = 10_000
 const cache = new BoundedCache<string, PolicyExpression>(1000)
 
 /**
- * Parses a filter or mask expression with the query-time parser (spec 1.3) and checks it
- * against the expression rules of admin-api 9.2. Throws `ExpressionError` with a clear message.
+ * Parses a filter or mask expression with the query-time parser (docs/policies.md#expressions) and checks it
+ * against the expression rules of docs/resources.md#policies. Throws `ExpressionError` with a clear message.
  */
 export function parsePolicyExpression(text: string): PolicyExpression {
   const hit = cache.get(text)

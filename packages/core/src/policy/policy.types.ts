@@ -1,4 +1,4 @@
-/** The five policy types (spec 1 item 4). */
+/** The five policy types (docs/policies.md#each-type-with-an-example). */
 export const PolicyType = {
   RowFilter: 'row_filter',
   ColumnMask: 'column_mask',
@@ -8,7 +8,7 @@ export const PolicyType = {
 } as const
 export type PolicyType = (typeof PolicyType)[keyof typeof PolicyType]
 
-/** One target entry; entries of a policy are ORed (admin-api 9.1). Patterns follow spec 1.1 rule 10. */
+/** One target entry; entries of a policy are ORed (docs/resources.md#policies). Patterns follow docs/rules.md rule 10. */
 export interface PolicyTarget {
   schemas: readonly string[]
   tables: readonly string[]
@@ -26,7 +26,7 @@ export interface DecisionBinding {
   name: string
   /** Bumped on every save; with `functionId` it keys the artifact cache. */
   version?: number
-  /** Stored artifact from `compileDecisionFunction`; null means "fires" (spec 2.3). */
+  /** Stored artifact from `compileDecisionFunction`; null means "fires" (docs/decision-functions.md). */
   artifact: string | null
   config: unknown
   evaluateContext: 'session' | 'query'
@@ -37,7 +37,7 @@ export interface DecisionBinding {
 
 /**
  * A policy as it reaches one session: already deduplicated by id with the lowest
- * priority kept (spec 1.1 rule 4) and enabled (disabled policies are not passed in).
+ * priority kept (docs/rules.md rule 4) and enabled (disabled policies are not passed in).
  */
 export interface EffectivePolicy {
   id: string
@@ -47,11 +47,11 @@ export interface EffectivePolicy {
   targets: readonly PolicyTarget[]
   filterExpression?: string | null
   maskExpression?: string | null
-  /** Lower wins among masks on one column (spec 1.1 rule 3). */
+  /** Lower wins among masks on one column (docs/rules.md rule 3). */
   priority: number
   /**
    * The scope of the assignment that reaches the user (the winning one when several do): at
-   * equal priority `user` beats `role` beats `all` (admin-api 10.1). Absent counts as `all`.
+   * equal priority `user` beats `role` beats `all` (docs/roles-and-access.md#policy-assignments). Absent counts as `all`.
    */
   scope?: 'user' | 'role' | 'all'
   /** That assignment's id: the last tie-break among masks at equal priority and scope. */
@@ -74,7 +74,7 @@ export interface DecisionRecord {
   error: string | null
 }
 
-/** What the audit records for each policy considered by a statement (spec 2.1). */
+/** What the audit records for each policy considered by a statement (docs/audit.md#query-audit). */
 export interface AppliedPolicy {
   policy_id: string
   version: number

@@ -1,6 +1,6 @@
 import { ExpressionError } from '../errors.js'
 
-/** `{user.<key>}` template variables (spec 1.2). */
+/** `{user.<key>}` template variables (docs/policies.md#template-variables). */
 const TEMPLATE = /\{user\.([A-Za-z_][A-Za-z0-9_]*)\}/y
 
 /**

@@ -15,7 +15,7 @@ export type TemplateValue =
   | { readonly kind: 'list'; readonly nodes: readonly AstNode[] }
 
 /**
- * Resolves `{user.<key>}` for one user (spec 1.2): built-ins first, then the user's own value,
+ * Resolves `{user.<key>}` for one user (docs/policies.md#template-variables): built-ins first, then the user's own value,
  * then the definition's default, else NULL. A key with no definition is an error, never ''.
  * Values become typed literal nodes, so quotes or SQL in a value stay one literal.
  */

@@ -7,7 +7,7 @@ beforeAll(() => loadParser())
 const everything = [{ schemas: ['public'], tables: ['orders'] }]
 const withColumns = [{ schemas: ['public'], tables: ['orders'], columns: ['email'] }]
 
-describe('validatePolicy: shape by type (admin-api 9.2)', () => {
+describe('validatePolicy: shape by type (docs/resources.md#policies)', () => {
   it.each([
     [
       'row_filter without filter_expression',
@@ -93,7 +93,7 @@ describe('validatePolicy: shape by type (admin-api 9.2)', () => {
   })
 })
 
-describe('validateExpression (spec 1.3)', () => {
+describe('validateExpression (docs/policies.md#expressions)', () => {
   it.each([
     'tenant_id = {user.tenant}',
     "CASE WHEN status = 'paid' THEN true ELSE false END",

@@ -29,7 +29,7 @@ const NEEDS_COLUMNS: ReadonlySet<PolicyType> = new Set([
 ])
 
 /**
- * Validates a policy definition as admin-api 9.2 says, in its order: shape by type first
+ * Validates a policy definition as docs/resources.md#policies says, in its order: shape by type first
  * (422 `validation_failed`), then the expressions with the query-time parser
  * (422 `invalid_expression`). Requires `loadCore()`.
  */
@@ -168,7 +168,7 @@ function checkPatterns(
 }
 
 /**
- * Parses one filter or mask expression as at query time (spec 1.3) and lists the `{user.*}`
+ * Parses one filter or mask expression as at query time (docs/policies.md#expressions) and lists the `{user.*}`
  * keys it uses. Requires `loadCore()`.
  */
 export function validateExpression(

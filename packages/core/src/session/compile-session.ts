@@ -135,7 +135,7 @@ function compileOne(input: SessionInput, options: CompileOptions): CompiledSessi
   return session
 }
 
-/** The exposed schema whose upstream name is `public`, else the first visible name (admin-api 7). */
+/** The exposed schema whose upstream name is `public`, else the first visible name (docs/admin-api.md#catalog-discovery). */
 function defaultSchemaOf(input: SessionInput): string | undefined {
   const pub = input.catalog.schemas.find((s) => s.name === 'public')
   if (pub) return pub.alias ? pub.alias : pub.name
@@ -150,7 +150,7 @@ function preparePolicy(
   onLog: DecisionLogSink | undefined,
 ): PolicyRuntime {
   const binding = policy.decision
-  // Disabled function or missing artifact: the policy fires (spec 3).
+  // Disabled function or missing artifact: the policy fires (docs/decision-functions.md#outcomes).
   if (!binding || !runsDecisionFunction(binding)) return new PolicyRuntime(policy, 'fires')
   if (binding.evaluateContext === 'query') return new PolicyRuntime(policy, 'query')
   const ctx = buildDecisionContext({
@@ -160,7 +160,7 @@ function preparePolicy(
     now: now(),
   })
   const result = resolveDecision(binding, ctx, onLog)
-  // Repeated in the audit of every statement until the session is rebuilt (admin-api 18.20).
+  // Repeated in the audit of every statement until the session is rebuilt (docs/audit.md#query-audit).
   return new PolicyRuntime(policy, result.fire ? 'fires' : 'skipped', decisionRecord(result))
 }
 

@@ -16,7 +16,7 @@ export interface TableEntry {
   readonly policies: TablePolicies
   /** Whether some policy of the table waits for a query-time decision function. */
   readonly dynamic: boolean
-  /** The plan with every query-time decision skipped: what catalogs show (spec 3). */
+  /** The plan with every query-time decision skipped: what catalogs show (docs/decision-functions.md#outcomes). */
   readonly plan: ScanPlan | null
   /** Views, materialized views and foreign tables: how this session reads them. */
   readonly view?: ViewState
@@ -58,7 +58,7 @@ export class CompiledSession {
   readonly datasource: SessionDatasource
   readonly attributeDefinitions: readonly AttributeDefinition[]
   readonly epoch: number
-  /** Visible name of the default schema (spec 1.1 rule 11), or undefined when none is exposed. */
+  /** Visible name of the default schema (docs/rules.md rule 11), or undefined when none is exposed. */
   readonly defaultSchema: string | undefined
   readonly schemas: ReadonlyMap<string, SchemaEntry>
   /** Whether any policy needs a query-time decision (such rewrites are not cached). */

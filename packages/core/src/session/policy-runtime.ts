@@ -21,7 +21,7 @@ export interface PolicyOutcome {
 export class PolicyRuntime {
   readonly policy: EffectivePolicy
   readonly state: PolicyState
-  /** The session-time decision function result, if one was evaluated (spec 2.1, 18.20). */
+  /** The session-time decision function result, if one was evaluated (docs/audit.md#query-audit). */
   readonly decision: PolicyOutcome['decision']
   readonly filter: PolicyExpression | undefined
   readonly mask: PolicyExpression | undefined

@@ -182,7 +182,7 @@ function lowestPriorityMask(
 const SCOPE_RANK = { user: 0, role: 1, all: 2 } as const
 
 /**
- * Which of two masks on one column applies (spec 1.1 rule 3, admin-api 10.1): the lower
+ * Which of two masks on one column applies (docs/rules.md rule 3, docs/roles-and-access.md#policy-assignments): the lower
  * priority, then the narrower scope (user, role, all), then the smaller assignment id; the
  * policy id only decides between hand-written policies that carry neither.
  */

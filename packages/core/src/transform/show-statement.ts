@@ -14,7 +14,7 @@ import { PalisadeError } from '../errors.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { SqlState } from '../sqlstate.js'
 
-/** Parameters SHOW may read (admin-api 17.2); lowercase, as the parser folds them. */
+/** Parameters SHOW may read (docs/statements.md); lowercase, as the parser folds them. */
 export const SHOWABLE_PARAMETERS: readonly string[] = [
   'server_version',
   'server_encoding',

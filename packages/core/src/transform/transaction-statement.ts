@@ -1,7 +1,7 @@
 import { deparseStatement } from '../ast/deparse.js'
 import { type AstNode, bodyOf, numberConst, type Pg } from '../ast/node.js'
 
-/** `BEGIN` / `START TRANSACTION` always run READ ONLY upstream (admin-api 17.2). */
+/** `BEGIN` / `START TRANSACTION` always run READ ONLY upstream (docs/statements.md). */
 export function forceReadOnly(stmt: AstNode): AstNode {
   const tx = bodyOf<Pg.TransactionStmt>(stmt, 'TransactionStmt')
   if (!tx || (tx.kind !== 'TRANS_STMT_BEGIN' && tx.kind !== 'TRANS_STMT_START')) return stmt

@@ -10,7 +10,7 @@ export const BOOTSTRAP_ACTOR = '00000000-0000-0000-0000-000000000000'
 export const JWT_SECRET_FILE = 'admin-jwt-secret'
 
 /**
- * The admin token secret (admin-api 2): the configured one, else `<dataDir>/admin-jwt-secret`
+ * The admin token secret (docs/admin-api.md#signing-in): the configured one, else `<dataDir>/admin-jwt-secret`
  * (generated with 256 random bits and mode 0600 on first start), else a per-process secret.
  */
 export async function resolveJwtSecret(options: {

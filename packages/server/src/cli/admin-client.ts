@@ -16,7 +16,7 @@ export interface AdminClient {
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:5435'
 
-/** The API's error envelope as one line (admin-api 1.4). */
+/** The API's error envelope as one line (docs/admin-api.md#errors). */
 function errorLine(status: number, text: string): string {
   try {
     const body = JSON.parse(text) as {

@@ -14,14 +14,14 @@ export interface ScramCredentials {
   refusal?: 'unknown_user' | 'inactive_user' | null
 }
 
-/** Which live sessions a committed change affects (admin-api 1.7). */
+/** Which live sessions a committed change affects (docs/roles-and-access.md#changes-apply-live). */
 export type SessionChange =
   | { type: 'user'; userIds: readonly string[] }
   | { type: 'ds'; datasourceId: string }
   | { type: 'ds_users'; datasourceId: string; userIds: readonly string[] }
   | { type: 'everyone' }
 
-/** One query-audit row (spec 2.1). */
+/** One query-audit row (docs/audit.md#query-audit). */
 export interface AuditRow {
   user_id: string
   username: string

@@ -2,7 +2,7 @@ import { type CompiledSession, compileSession, type SessionInput } from '@palisa
 import { WireError, WireSqlState } from '../wire/wire-error.js'
 import type { DataPlaneBackend, SessionChange } from './backend.js'
 
-/** The FATAL a connection answers once its context was removed (admin-api 17.3). */
+/** The FATAL a connection answers once its context was removed (docs/errors.md). */
 export function sessionGone(): WireError {
   return WireError.fatal(
     WireSqlState.ConnectionFailure,

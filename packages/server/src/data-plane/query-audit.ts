@@ -17,10 +17,10 @@ export interface StatementOutcome {
   shadow?: ShadowOutcome | undefined
 }
 
-/** `client_info` keeps the first 256 characters of `application_name` (admin-api 17.1). */
+/** `client_info` keeps the first 256 characters of `application_name` (docs/pgwire.md#connecting). */
 const CLIENT_INFO_MAX = 256
 
-/** Writes query-audit rows for one connection (spec 2.1), off the query's path. */
+/** Writes query-audit rows for one connection (docs/audit.md#query-audit), off the query's path. */
 export class QueryAudit {
   readonly #backend: DataPlaneBackend
   readonly #session: LiveSession
@@ -69,7 +69,7 @@ export class QueryAudit {
       originalSql,
       rewrittenSql: null,
       policiesApplied: [],
-      // Denied rows carry no execution time (spec 2.1).
+      // Denied rows carry no execution time (docs/audit.md#query-audit).
       elapsedMs: status === 'denied' ? null : elapsedMs,
       status,
       errorMessage: auditMessage(error),

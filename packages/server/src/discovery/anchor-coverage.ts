@@ -2,7 +2,7 @@ import { type FilterColumnResolution, filterCoverage } from '@palisade/core'
 import { exposedOf } from '@palisade/store'
 import type { AdminDeps } from '../http/env.js'
 
-/** One table of an anchor-coverage report (admin-api 11.2). */
+/** One table of an anchor-coverage report (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export interface CoverageEntry {
   data_source_id: string
   data_source_name: string
@@ -76,7 +76,7 @@ async function coverageOn(
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /**
- * `GET /policies/{id}/anchor-coverage` (admin-api 11.2): a dry run of row-filter column
+ * `GET /policies/{id}/anchor-coverage` (docs/admin-api.md#relationships-anchors-and-their-checks): a dry run of row-filter column
  * resolution, with core's binder, over every exposed table the targets match on every
  * datasource where the policy is assigned. Other policy types have no coverage.
  */

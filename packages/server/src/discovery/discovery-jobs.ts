@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { ApiError } from '../http/api-error.js'
 
-/** The states of a discovery job (admin-api 7.1). */
+/** The states of a discovery job (docs/admin-api.md#catalog-discovery). */
 export type DiscoveryJobStatus = 'running' | 'completed' | 'failed' | 'cancelled'
 
 /** A discovery job as `GET /datasources/{id}/discover/{job_id}` returns it. */
@@ -35,7 +35,7 @@ interface Entry {
   committing: boolean
 }
 
-/** Finished jobs are kept for one hour (admin-api 7.1). */
+/** Finished jobs are kept for one hour (docs/admin-api.md#catalog-discovery). */
 const RETENTION_MS = 60 * 60 * 1000
 
 /**

@@ -38,7 +38,7 @@ async function withUpstream<T>(
 }
 
 /**
- * The work of one discovery job (admin-api 7.1). The three discover actions only read;
+ * The work of one discovery job (docs/admin-api.md#catalog-discovery). The three discover actions only read;
  * `is_already_selected` is computed against the stored catalog read after the upstream.
  * `save_catalog` and `sync_catalog` read the upstream, then write through the store, which
  * audits them as the admin who submitted the job.
@@ -156,7 +156,7 @@ async function proposeTags(deps: AdminDeps, datasourceId: string, actorId: strin
 
 /**
  * Completes a `save_catalog` selection with live metadata: the columns of every selected table
- * in a selected schema (admin-api 7.3 step 4), and table types the request left out. A
+ * in a selected schema (docs/admin-api.md#catalog-discovery step 4), and table types the request left out. A
  * selected table that does not exist upstream fails the job.
  */
 async function readSelection(

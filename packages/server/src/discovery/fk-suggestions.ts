@@ -4,7 +4,7 @@ import type { AdminDeps } from '../http/env.js'
 import { readForeignKeys, type UpstreamForeignKey } from '../upstream/upstream-catalog.js'
 import { openUpstreamReader } from '../upstream/upstream-reader.js'
 
-/** One entry of `GET /datasources/{id}/fk-suggestions` (admin-api 11.2): a relationship's ends. */
+/** One entry of `GET /datasources/{id}/fk-suggestions` (docs/admin-api.md#relationships-anchors-and-their-checks): a relationship's ends. */
 export type FkSuggestion = Omit<
   Relationship,
   'id' | 'data_source_id' | 'created_by' | 'created_at'
@@ -26,7 +26,7 @@ async function readUpstreamForeignKeys(
       await reader.close()
     }
   } catch (error) {
-    // The driver's message stays in the operator log: it may name hosts (admin-api 1.4).
+    // The driver's message stays in the operator log: it may name hosts (docs/admin-api.md#errors).
     deps.logger({
       level: 'warn',
       msg: 'fk-suggestions could not read the upstream',
@@ -43,7 +43,7 @@ async function readUpstreamForeignKeys(
 
 /**
  * Suggests relationships from the live upstream's single-column foreign keys between exposed
- * tables (admin-api 11.2); both columns must be in the stored catalog, as creating the
+ * tables (docs/admin-api.md#relationships-anchors-and-their-checks); both columns must be in the stored catalog, as creating the
  * relationship requires. `already_added` compares with the stored relationships. Stores nothing.
  */
 export async function fkSuggestions(

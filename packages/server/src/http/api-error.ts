@@ -1,5 +1,5 @@
 import { isStoreError } from '@palisade/store'
-/** One field-level problem in an error body (admin-api 1.4). */
+/** One field-level problem in an error body (docs/admin-api.md#errors). */
 export interface ApiErrorDetail {
   field: string
   code: string

@@ -37,7 +37,7 @@ import { userRoutes } from './routes/users.js'
 /** Options of {@link createAdminApp}. */
 export interface AdminAppOptions {
   store: Store
-  /** HS256 key for admin tokens; at least 32 bytes (admin-api 2). */
+  /** HS256 key for admin tokens; at least 32 bytes (docs/admin-api.md#signing-in). */
   jwtSecret: string
   /** Token lifetime; default 86400, allowed 300 to 2,592,000. */
   tokenTtlSeconds?: number
@@ -131,7 +131,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
     ...apiRoutes.map((r) => ({ ...r, fullPath: `${API_PREFIX}${r.path}` })),
   ]
 
-  // `strict: false` makes `/users/` the same route as `/users` (admin-api 1.1).
+  // `strict: false` makes `/users/` the same route as `/users` (docs/admin-api.md#conventions).
   const app = new Hono<AdminEnv>({ strict: false })
   app.use('*', requestHeaders())
   if (options.corsOrigins && options.corsOrigins.length > 0) {

@@ -6,7 +6,7 @@ import type { AdminDeps, AdminEnv } from './env.js'
 import { type AdminTokenClaims, tokenId, verifyToken } from './jwt.js'
 import { API_PREFIX, normalizePath } from './paths.js'
 
-/** Routes reachable without a token (admin-api 2). */
+/** Routes reachable without a token (docs/admin-api.md#signing-in). */
 const PUBLIC_PATHS = new Set([`${API_PREFIX}/auth/login`, `${API_PREFIX}/openapi.json`])
 /** Routes any valid token may use, admin or not. */
 const ANY_USER_PATHS = new Set([`${API_PREFIX}/auth/me`, `${API_PREFIX}/auth/logout`])
@@ -52,7 +52,7 @@ export async function authenticate(
 }
 
 /**
- * Step 1 of the admin-api 1.4 check order, before routing: 401 on every `/api/v1` path except
+ * Step 1 of the docs/admin-api.md#errors check order, before routing: 401 on every `/api/v1` path except
  * login and the OpenAPI document, then 403 unless the user is an admin (except `/auth/me` and
  * the access-request routes, which also take a user's own password).
  */

@@ -1,6 +1,6 @@
 import { ApiError } from './api-error.js'
 
-/** Largest accepted request body (admin-api 1.1). */
+/** Largest accepted request body (docs/admin-api.md#conventions). */
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /** `application/json`, optionally with parameters such as `charset=utf-8`. */

@@ -13,7 +13,7 @@ type AnnotatedTable = Omit<
 }
 
 /**
- * The admin catalog view (admin-api 7.2) with, for every view, materialized view and foreign
+ * The admin catalog view (docs/admin-api.md#catalog-discovery) with, for every view, materialized view and foreign
  * table, its definition and whether Palisade expands it or fails closed, and why.
  */
 export async function annotateExpansion(view: CatalogView): Promise<CatalogView> {

@@ -25,7 +25,7 @@ export interface AdminDeps {
   tokenTtlSeconds: number
   version: string
   logger: (entry: Record<string, unknown>) => void
-  /** This instance's discovery jobs (admin-api 7.1). */
+  /** This instance's discovery jobs (docs/admin-api.md#catalog-discovery). */
   discovery: DiscoveryJobs
   /** Failed-login throttle, audit and log, shared with the data plane. */
   logins: LoginGuard

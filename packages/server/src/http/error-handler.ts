@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { ApiError, type ApiErrorDetail } from './api-error.js'
 import type { AdminEnv } from './env.js'
 
-/** Writes the admin-api 1.4 envelope; `details` only when it has items. */
+/** Writes the docs/admin-api.md#errors envelope; `details` only when it has items. */
 export function errorResponse(
   c: Context<AdminEnv>,
   status: number,

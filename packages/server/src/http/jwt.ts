@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 
-/** Claims of an admin token (admin-api 2). */
+/** Claims of an admin token (docs/admin-api.md#signing-in). */
 export interface AdminTokenClaims {
   sub: string
   username: string
@@ -10,7 +10,7 @@ export interface AdminTokenClaims {
   exp: number
 }
 
-/** Clock skew tolerated on `exp` (admin-api 2). */
+/** Clock skew tolerated on `exp` (docs/admin-api.md#signing-in). */
 export const EXP_LEEWAY_SECONDS = 30
 
 const HEADER = base64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))
@@ -69,7 +69,7 @@ function parseJson(segment: string): Record<string, unknown> | null {
 
 /**
  * A token's id for revocation: a digest of the whole token, so the claims stay those of the
- * contract (admin-api 2). Two tokens of one user issued in the same second are the same token.
+ * contract (docs/admin-api.md#signing-in). Two tokens of one user issued in the same second are the same token.
  */
 export function tokenId(token: string): string {
   return createHash('sha256').update(token).digest('base64url')

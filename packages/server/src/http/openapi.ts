@@ -116,7 +116,7 @@ export function buildOpenApi(
       },
       responses: {
         Error: {
-          description: 'Error envelope (admin-api 1.4)',
+          description: 'Error envelope (docs/admin-api.md#errors)',
           content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
         },
       },

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { ApiError } from './api-error.js'
 
-/** A query value that must be an integer of at least 1 (admin-api 1.5). */
+/** A query value that must be an integer of at least 1 (docs/resources.md#paging). */
 export const pageNumber = v.pipe(
   v.string(),
   v.regex(/^[0-9]+$/, 'must be an integer of at least 1'),
@@ -14,7 +14,7 @@ export const pageQuery = {
   page_size: v.optional(pageNumber),
 }
 
-/** Audit lists also accept `limit` for `page_size` (admin-api 16). */
+/** Audit lists also accept `limit` for `page_size` (docs/audit.md#reading-the-logs). */
 export const auditPageQuery = { ...pageQuery, limit: v.optional(pageNumber) }
 
 /** Converts validated paging strings to the store's numeric input. */
@@ -31,7 +31,7 @@ export function toPageInput(query: { page?: string; page_size?: string; limit?: 
 }
 
 /**
- * Two spellings of one parameter must agree (admin-api 16); returns the one given. Checked
+ * Two spellings of one parameter must agree (docs/audit.md#reading-the-logs); returns the one given. Checked
  * here as well as in the store so the 400 names the alternate spelling consistently.
  */
 export function oneSpelling(

@@ -1,7 +1,7 @@
-/** Base path of every admin route except `/health` (admin-api 1.1). */
+/** Base path of every admin route except `/health` (docs/admin-api.md#conventions). */
 export const API_PREFIX = '/api/v1'
 
-/** Drops trailing slashes, which the admin API ignores (admin-api 1.1). */
+/** Drops trailing slashes, which the admin API ignores (docs/admin-api.md#conventions). */
 export function normalizePath(path: string): string {
   const trimmed = path.replace(/\/+$/, '')
   return trimmed === '' ? '/' : trimmed

@@ -6,7 +6,7 @@ import type { AdminEnv } from './env.js'
 const CLIENT_REQUEST_ID = /^[\x20-\x7e]{1,128}$/
 
 /**
- * Assigns the request id and sets the headers every response carries (admin-api 1.1), also on
+ * Assigns the request id and sets the headers every response carries (docs/admin-api.md#conventions), also on
  * errors: the handler runs first and the headers are applied to whatever response came back.
  */
 export function requestHeaders(): MiddlewareHandler<AdminEnv> {

@@ -66,7 +66,7 @@ export function defineRoute<
   return spec as unknown as RouteSpec
 }
 
-/** Runs steps 3-7 of the admin-api 1.4 check order, then the handler (step 8). */
+/** Runs steps 3-7 of the docs/admin-api.md#errors check order, then the handler (step 8). */
 async function run(spec: RouteSpec, deps: AdminDeps, c: Context<AdminEnv>): Promise<Response> {
   const raw = await readRawBody(c.req.raw)
   checkParameterText(c.req.param())
@@ -79,7 +79,7 @@ async function run(spec: RouteSpec, deps: AdminDeps, c: Context<AdminEnv>): Prom
   if (spec.exists) await spec.exists(deps, params)
   if (spec.body && !spec.storeValidatesBody) validateBody(spec.body, json)
   // The handler gets the JSON as sent, not valibot's output: the store needs the fields this
-  // schema drops (a `password` in a user update is a 422 not_allowed, admin-api 5.3).
+  // schema drops (a `password` in a user update is a 422 not_allowed, docs/resources.md#users).
   const body = json
   const actorId = spec.auth === 'none' ? '' : c.get('user').id
   return spec.handler({ c, deps, params, query, body, actorId })

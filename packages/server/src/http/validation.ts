@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { ApiError, type ApiErrorDetail } from './api-error.js'
 
-/** Valibot issue types mapped onto the admin-api 1.4 detail codes. */
+/** Valibot issue types mapped onto the docs/admin-api.md#errors detail codes. */
 const DETAIL_CODES: Readonly<Record<string, string>> = {
   min_length: 'too_short',
   non_empty: 'too_short',

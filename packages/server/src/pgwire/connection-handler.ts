@@ -212,7 +212,7 @@ export class ConnectionHandler implements MessageHandler {
     await this.#connect(out)
   }
 
-  /** Connect steps after authentication (admin-api 17.1): datasource, access, compile, upstream. */
+  /** Connect steps after authentication (docs/pgwire.md#connecting): datasource, access, compile, upstream. */
   async #connect(out: ClientOutput): Promise<void> {
     const { backend, sessions, upstreams, cancels } = this.#services
     const changesBefore = sessions.changeCount

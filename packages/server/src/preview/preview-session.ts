@@ -14,7 +14,7 @@ import { ApiError } from '../http/api-error.js'
 import type { TextRows } from '../upstream/upstream-reader.js'
 import { openDatasourceReader, runReadOnly } from './preview-execution.js'
 
-/** What `POST /preview` is asked (admin-api 19). */
+/** What `POST /preview` is asked (docs/preview-and-simulation.md). */
 export interface PreviewRequest {
   userId?: string | undefined
   username?: string | undefined
@@ -83,7 +83,7 @@ export interface PreviewResult {
   datasource: { id: string; name: string }
   /** Whether the user's session would accept the whole input (it can still fail upstream). */
   allowed: boolean
-  /** The refusal: the connection (no access) or the rewrite (a policy, a rule of spec 7). */
+  /** The refusal: the connection (no access) or the rewrite (a policy, a rule of docs/errors.md). */
   error: PreviewError | null
   statements: PreviewStatement[]
   /** Every relation the session can read, with visible, masked and filtered columns. */

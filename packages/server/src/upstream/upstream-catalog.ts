@@ -35,7 +35,7 @@ export interface UpstreamForeignKey {
   parent_column_name: string
 }
 
-/** Schemas that discovery never lists (admin-api 7.1). */
+/** Schemas that discovery never lists (docs/admin-api.md#catalog-discovery). */
 const USER_SCHEMA = `n.nspname NOT IN ('pg_catalog', 'information_schema')
   AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%'`
 

@@ -1,7 +1,7 @@
 import type { DatasourceConnection } from '@palisade/store'
 import { openUpstreamReader } from './upstream-reader.js'
 
-/** Result of `POST /datasources/{id}/test` (admin-api 6.3). */
+/** Result of `POST /datasources/{id}/test` (docs/resources.md#datasources). */
 export type ProbeResult =
   | { success: true; server_version: string }
   | { success: false; message: string }

@@ -5,13 +5,13 @@ import { openSocket } from './postgres-connect.js'
 import type { PgliteUpstreamConfig, PostgresUpstreamConfig } from './upstream.types.js'
 import { upstreamConfigOf } from './upstream-config.js'
 
-/** How long the admin plane waits for an upstream (admin-api 7.1: 30 s connect, 60 s statement). */
+/** How long the admin plane waits for an upstream (docs/admin-api.md#catalog-discovery: 30 s connect, 60 s statement). */
 export interface UpstreamTimeouts {
   connectMs: number
   statementMs: number
 }
 
-/** Discovery's timeouts (admin-api 7.1). */
+/** Discovery's timeouts (docs/admin-api.md#catalog-discovery). */
 export const DISCOVERY_TIMEOUTS: UpstreamTimeouts = { connectMs: 30_000, statementMs: 60_000 }
 
 /** One short-lived upstream connection of the admin plane, for catalog reads. */
@@ -26,7 +26,7 @@ export interface UpstreamReader {
   close(): Promise<void>
 }
 
-/** A result as text: what a preview shows (admin-api 19). */
+/** A result as text: what a preview shows (docs/preview-and-simulation.md). */
 export interface TextRows {
   columns: { name: string; type_oid: number }[]
   rows: (string | null)[][]
@@ -111,7 +111,7 @@ async function openPostgres(
 
 /**
  * A `pglite` datasource opened from its config, as `/datasources/{id}/test` does. An in-memory
- * database is created empty, so its `init_sql` runs first (admin-api 6.2).
+ * database is created empty, so its `init_sql` runs first (docs/resources.md#datasources).
  */
 async function openPglite(
   config: PgliteUpstreamConfig,

@@ -41,7 +41,7 @@ async function createUpstream(
 
 /**
  * One upstream provider per datasource, created on first use. Settings changes reach new
- * providers only (admin-api 18 item 18), which start at the next restart.
+ * providers only (docs/operations.md#configuration), which start at the next restart.
  */
 export class UpstreamRegistry {
   readonly #providers = new Map<string, Promise<UpstreamProvider>>()

@@ -4,7 +4,7 @@ import { createAdminApp } from '../../src/http/index.js'
 
 /** The actor of the very first admin, before any user exists. */
 export const SYSTEM_ACTOR = '00000000-0000-0000-0000-000000000000'
-/** Meets the password rule of admin-api 5.2. */
+/** Meets the password rule of docs/resources.md#users. */
 export const PASSWORD = 'Admin-Passw0rd!'
 /** A 32-byte HS256 secret for tests only. */
 export const JWT_SECRET = 'test-secret-test-secret-test-secret!'

@@ -24,7 +24,7 @@ export function subjectRow(datasourceId: string, subject: AccessSubject): SQL | 
   )
 }
 
-/** The sessions one subject's access change reaches (admin-api 8). */
+/** The sessions one subject's access change reaches (docs/roles-and-access.md#datasource-access). */
 export async function accessEvent(
   db: Db,
   datasourceId: string,

@@ -17,7 +17,7 @@ import {
   windowIfSet,
 } from './grant-window.js'
 
-/** `GET /datasources/{id}/access` (admin-api 8). */
+/** `GET /datasources/{id}/access` (docs/roles-and-access.md#datasource-access). */
 export interface DatasourceAccessSummary {
   datasource_id: string
   all: boolean
@@ -66,7 +66,7 @@ function missingDetails(
   }))
 }
 
-/** Datasource access entries of scope user, role and all (admin-api 8). */
+/** Datasource access entries of scope user, role and all (docs/roles-and-access.md#datasource-access). */
 export class AccessService {
   readonly #ctx: StoreContext
 
@@ -219,7 +219,7 @@ export class AccessService {
 
   /**
    * Replaces the role-scoped list. Every role is checked before anything is written:
-   * 404 unknown roles, then 400 inactive_role listing the inactive ones (spec 3).
+   * 404 unknown roles, then 400 inactive_role listing the inactive ones (docs/decision-functions.md#outcomes).
    */
   async setRoles(
     datasourceId: string,

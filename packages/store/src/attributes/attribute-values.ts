@@ -9,7 +9,7 @@ export interface ValueRule {
 const MAX_SAFE = 9_007_199_254_740_991
 
 /**
- * Converts an accepted input form to the stored native JSON value (admin-api 5.2), or returns
+ * Converts an accepted input form to the stored native JSON value (docs/resources.md#users), or returns
  * a detail code when it does not fit: `"3"` → 3, `"true"` → true.
  */
 export function coerceValue(

@@ -15,7 +15,7 @@ import { boundedString, parseBody } from '../kernel/validation.js'
 import { attributeDefinitions, users } from '../schema/index.js'
 import { coerceValue } from './attribute-values.js'
 
-/** An attribute definition (admin-api 12.1). */
+/** An attribute definition (docs/resources.md#attribute-definitions). */
 export interface AttributeDefinitionRecord {
   id: string
   key: string
@@ -42,7 +42,7 @@ export interface CreateAttributeInput {
   description?: string | null
 }
 
-/** Keys a `user` definition may not use: built-in template names (spec 2.8). */
+/** Keys a `user` definition may not use: built-in template names (docs/resources.md#attribute-definitions). */
 export const RESERVED_USER_KEYS = ['id', 'username', 'user_id', 'roles'] as const
 
 const entityTypes = ['user', 'table', 'column'] as const
@@ -137,7 +137,7 @@ async function holders(
     .orderBy(asc(users.id))
 }
 
-/** Attribute definitions (admin-api 12). */
+/** Attribute definitions (docs/resources.md#attribute-definitions). */
 export class AttributesService {
   readonly #ctx: StoreContext
 

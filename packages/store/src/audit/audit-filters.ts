@@ -23,7 +23,7 @@ export function invalidParameter(name: string, problem: string): StoreError {
   ])
 }
 
-/** Picks one of two spellings of a parameter; different values are a 400 (admin-api 16). */
+/** Picks one of two spellings of a parameter; different values are a 400 (docs/audit.md#reading-the-logs). */
 export function oneOf<T>(a: [string, T | undefined], b: [string, T | undefined]): T | undefined {
   const [nameA, va] = a
   const [nameB, vb] = b

@@ -11,7 +11,7 @@ import { adminAuditLog } from '../schema/index.js'
 import { type ExportedLink, linkOf } from './audit-chain.js'
 import { invalidParameter, type TimeInput, timeRange, uuidFilter } from './audit-filters.js'
 
-/** One admin-audit entry (spec 2.2); `changes` is JSON text. */
+/** One admin-audit entry (docs/audit.md#admin-audit); `changes` is JSON text. */
 export interface AdminAuditEntry {
   id: string
   resource_type: AuditResourceType
@@ -22,7 +22,7 @@ export interface AdminAuditEntry {
   created_at: string
 }
 
-/** Filters of `GET /audit/admin` (admin-api 16.2). */
+/** Filters of `GET /audit/admin` (docs/audit.md#reading-the-logs). */
 export interface AdminAuditFilter extends PageInput {
   resource_type?: string
   resource_id?: string

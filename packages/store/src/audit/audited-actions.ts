@@ -1,6 +1,6 @@
 import type { StoreContext } from '../kernel/context.js'
 
-/** What a preview ran, as its admin-audit entry records it (admin-api 19). */
+/** What a preview ran, as its admin-audit entry records it (docs/preview-and-simulation.md). */
 export interface PreviewAuditEntry {
   user_id: string
   datasource_id: string
@@ -18,7 +18,7 @@ export interface SimulationAuditEntry {
 
 /**
  * Admin actions that change nothing but are audited all the same: an admin who previews a
- * user's session reads through that user's policies, which is worth a record (admin-api 19).
+ * user's session reads through that user's policies, which is worth a record (docs/preview-and-simulation.md).
  */
 export class AuditedActions {
   readonly #ctx: StoreContext

@@ -12,7 +12,7 @@ import {
   uuidFilter,
 } from './audit-filters.js'
 
-/** One statement to record (spec 2.1); `policies_applied` may be given as an array. */
+/** One statement to record (docs/audit.md#query-audit); `policies_applied` may be given as an array. */
 export interface QueryAuditRecord {
   user_id: string
   username: string
@@ -33,7 +33,7 @@ export interface QueryAuditRecord {
   created_at?: Date
 }
 
-/** A stored query-audit entry (admin-api 16.1). */
+/** A stored query-audit entry (docs/audit.md#reading-the-logs). */
 export interface QueryAuditEntry {
   id: string
   user_id: string
@@ -54,7 +54,7 @@ export interface QueryAuditEntry {
   created_at: string
 }
 
-/** Filters of `GET /audit/queries` (admin-api 16.1). */
+/** Filters of `GET /audit/queries` (docs/audit.md#reading-the-logs). */
 export interface QueryAuditFilter extends PageInput {
   user_id?: string
   datasource_id?: string
@@ -87,7 +87,7 @@ const STATUSES = new Set(['success', 'error', 'denied'])
 const MAX_BACKOFF_MS = 2000
 
 /**
- * Queues query-audit rows in memory and writes them in batches, off the query's path (spec 2.1).
+ * Queues query-audit rows in memory and writes them in batches, off the query's path (docs/audit.md#query-audit).
  * Overflow: when `maxQueue` rows are waiting (the store is down or too slow), new rows are
  * dropped and counted in `stats.dropped` rather than blocking queries or growing without bound.
  * A failed batch is retried up to 3 times, then written row by row; rows that still fail are
@@ -317,7 +317,7 @@ async function insertBatch(db: Db, batch: readonly Insert[]): Promise<void> {
       ${col((r) => r.shadowPolicies ?? null)}::text[], ${col((r) => r.shadowDenied ?? null)}::boolean[])`)
 }
 
-/** Lists query-audit rows, newest first (admin-api 16.1); default 50, cap 200. */
+/** Lists query-audit rows, newest first (docs/audit.md#reading-the-logs); default 50, cap 200. */
 export async function listQueryAudit(
   db: Db,
   filter: QueryAuditFilter = {},

@@ -25,7 +25,7 @@ import { dropColumnTags, withTags } from './catalog-tags.js'
 import { bumpCatalogVersion } from './catalog-version.js'
 import { anchorSnapshot, relationshipSnapshot } from './relationships-service.js'
 
-/** One upstream column with its selection, as the server read it live (admin-api 7.3). */
+/** One upstream column with its selection, as the server read it live (docs/admin-api.md#catalog-discovery). */
 export interface SaveColumnInput {
   column_name: string
   ordinal_position: number
@@ -50,7 +50,7 @@ export interface SaveTableInput {
   columns?: SaveColumnInput[] | null
 }
 
-/** One schema of a save (admin-api 7.1 SaveSchema plus column metadata). */
+/** One schema of a save (docs/admin-api.md#catalog-discovery SaveSchema plus column metadata). */
 export interface SaveSchemaInput {
   schema_name: string
   schema_alias?: string | null
@@ -58,7 +58,7 @@ export interface SaveSchemaInput {
   tables: SaveTableInput[]
 }
 
-/** The unfiltered admin view of the stored catalog (admin-api 7.2). */
+/** The unfiltered admin view of the stored catalog (docs/admin-api.md#catalog-discovery). */
 export interface CatalogView {
   datasource_id: string
   schemas: {
@@ -136,7 +136,7 @@ const saveSchema = v.array(
   }),
 )
 
-/** Deterministic catalog ids (admin-api 1.2): UUIDv5 in the datasource id's namespace. */
+/** Deterministic catalog ids (docs/resources.md#values): UUIDv5 in the datasource id's namespace. */
 export const catalogIds = {
   schema: (ds: string, s: string) => uuidv5(ds, JSON.stringify(['schema', s])),
   table: (ds: string, s: string, t: string) => uuidv5(ds, JSON.stringify(['table', s, t])),
@@ -144,7 +144,7 @@ export const catalogIds = {
     uuidv5(ds, JSON.stringify(['column', s, t, c])),
 }
 
-/** Reads the stored catalog, all objects, sorted (admin-api 7.2). */
+/** Reads the stored catalog, all objects, sorted (docs/admin-api.md#catalog-discovery). */
 async function readCatalog(db: Db, datasourceId: string): Promise<CatalogView> {
   const schemas = await db
     .select()
@@ -202,7 +202,7 @@ async function readCatalog(db: Db, datasourceId: string): Promise<CatalogView> {
   }
 }
 
-/** Only exposed objects (admin-api 7): selected schema, selected table, selected column. */
+/** Only exposed objects (docs/admin-api.md#catalog-discovery): selected schema, selected table, selected column. */
 export function exposedOf(view: CatalogView): Catalog {
   const schemas: CatalogSchema[] = view.schemas
     .filter((s) => s.is_selected)
@@ -276,7 +276,7 @@ function exposureMap(catalog: Catalog): {
 }
 
 /**
- * The `changes` of a catalog audit entry (admin-api 7.3): each `schema.table` whose exposure
+ * The `changes` of a catalog audit entry (docs/admin-api.md#catalog-discovery): each `schema.table` whose exposure
  * changed maps to its exposed columns, or null; alias changes go under `schema_aliases`.
  */
 function catalogChanges(
@@ -318,7 +318,7 @@ function catalogChanges(
   return { field: 'catalog', source, before: b, after: a }
 }
 
-/** The stored catalog selection per datasource (admin-api 7). */
+/** The stored catalog selection per datasource (docs/admin-api.md#catalog-discovery). */
 export class CatalogService {
   readonly #ctx: StoreContext
 
@@ -339,7 +339,7 @@ export class CatalogService {
   }
 
   /**
-   * Replaces the stored selection (admin-api 7.3 `save_catalog`) from column metadata the caller
+   * Replaces the stored selection (docs/admin-api.md#catalog-discovery `save_catalog`) from column metadata the caller
    * read upstream. One datasource/update `catalog` entry; dependent relationships and anchors of
    * removed tables are deleted with their own entries.
    */
@@ -382,7 +382,7 @@ export class CatalogService {
   }
 
   /**
-   * Applies a live upstream read to the stored selection (admin-api 7.3 `sync_catalog`):
+   * Applies a live upstream read to the stored selection (docs/admin-api.md#catalog-discovery `sync_catalog`):
    * updates column metadata, adds new columns of exposed tables as selected, removes vanished
    * columns, and stores the drift report in `last_sync_at`/`last_sync_result`. New schemas and
    * tables are only reported. One datasource/update `catalog` entry.

@@ -12,7 +12,7 @@ export interface UpstreamColumn {
   column_default: string | null
 }
 
-/** What `sync_catalog` read upstream for the stored selection (admin-api 7.3). */
+/** What `sync_catalog` read upstream for the stored selection (docs/admin-api.md#catalog-discovery). */
 export interface UpstreamCatalogSnapshot {
   /** Every upstream schema, system schemas excluded. */
   schemas: string[]
@@ -37,7 +37,7 @@ export interface UpstreamCatalogSnapshot {
   columns: UpstreamColumn[]
 }
 
-/** The drift report of `sync_catalog`, stored as `last_sync_result` (admin-api 7.3). */
+/** The drift report of `sync_catalog`, stored as `last_sync_result` (docs/admin-api.md#catalog-discovery). */
 export interface CatalogSyncReport {
   added_schemas: string[]
   removed_schemas: string[]

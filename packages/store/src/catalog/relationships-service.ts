@@ -22,7 +22,7 @@ import {
 } from '../schema/index.js'
 import { bumpCatalogVersion } from './catalog-version.js'
 
-/** A relationship (admin-api 11.1). */
+/** A relationship (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export interface Relationship {
   id: string
   data_source_id: string
@@ -38,7 +38,7 @@ export interface Relationship {
   created_at: string
 }
 
-/** A column anchor (admin-api 11.1); exactly one of relationship_id and actual_column_name is set. */
+/** A column anchor (docs/admin-api.md#relationships-anchors-and-their-checks); exactly one of relationship_id and actual_column_name is set. */
 export interface Anchor {
   id: string
   data_source_id: string
@@ -175,7 +175,7 @@ export async function readLinks(
   return { relationships: rels, anchors }
 }
 
-/** Table relationships and column anchors (admin-api 11). */
+/** Table relationships and column anchors (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export class RelationshipsService {
   readonly #ctx: StoreContext
 

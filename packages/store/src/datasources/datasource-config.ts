@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { ValidationError } from '../kernel/errors.js'
 import { boundedString, detailsOf, isPlainObject } from '../kernel/validation.js'
 
-/** Datasource kinds (admin-api 6.2). */
+/** Datasource kinds (docs/resources.md#datasources). */
 export const DS_TYPES = ['postgres', 'pglite'] as const
 /** One of the datasource types. */
 export type DsType = (typeof DS_TYPES)[number]
@@ -41,7 +41,7 @@ export type PostgresDatasourceConfig = v.InferOutput<(typeof configSchemas)['pos
 /** A stored `pglite` config. */
 export type PgliteDatasourceConfig = v.InferOutput<(typeof configSchemas)['pglite']>
 
-/** Describes the config fields of each type for `GET /datasource-types` (admin-api 6.3). */
+/** Describes the config fields of each type for `GET /datasource-types` (docs/resources.md#datasources). */
 export const DATASOURCE_TYPES = [
   {
     ds_type: 'postgres',
@@ -132,7 +132,7 @@ export const DATASOURCE_TYPES = [
 
 /**
  * Validates a config for its type. Returns the non-secret settings and the password input:
- * `undefined` (keep), `null` (remove) or a string (replace; `""` also keeps, admin-api 6.2).
+ * `undefined` (keep), `null` (remove) or a string (replace; `""` also keeps, docs/resources.md#datasources).
  */
 export function parseConfig(
   dsType: DsType,

@@ -17,7 +17,7 @@ import {
   parseConfig,
 } from './datasource-config.js'
 
-/** A datasource as the admin API returns it (admin-api 6.1); the password never appears. */
+/** A datasource as the admin API returns it (docs/resources.md#datasources); the password never appears. */
 export interface Datasource {
   id: string
   name: string
@@ -137,7 +137,7 @@ export async function requireDatasource(db: Db, id: string, lock = false): Promi
   return row
 }
 
-/** Datasources and their sealed upstream secrets (admin-api 6). */
+/** Datasources and their sealed upstream secrets (docs/resources.md#datasources). */
 export class DatasourcesService {
   readonly #ctx: StoreContext
 
@@ -231,7 +231,7 @@ export class DatasourcesService {
     } as DatasourceConnection
   }
 
-  /** Partial update; `config` merges key by key (admin-api 6.2). */
+  /** Partial update; `config` merges key by key (docs/resources.md#datasources). */
   async update(
     id: string,
     input: Partial<CreateDatasourceInput>,

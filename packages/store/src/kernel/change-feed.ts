@@ -1,7 +1,7 @@
 import { ChangeConfirmations, CONFIRM_TIMEOUT_MS } from './change-confirmations.js'
 
 /**
- * Which live sessions a committed mutation affects (admin-api 1.7). `members(R)` is resolved to
+ * Which live sessions a committed mutation affects (docs/roles-and-access.md#changes-apply-live). `members(R)` is resolved to
  * user ids inside the mutation's transaction, so subscribers only see users and datasources.
  */
 export type ChangeEvent =

@@ -13,7 +13,7 @@ export interface StoreContext {
   mutate<T>(actorId: string, fn: (m: Mutation) => Promise<T>): Promise<T>
 }
 
-/** ISO-8601 UTC with milliseconds, or null (admin-api 1.2). */
+/** ISO-8601 UTC with milliseconds, or null (docs/resources.md#values). */
 export function iso(value: Date | null | undefined): string | null {
   return value ? value.toISOString() : null
 }
@@ -23,7 +23,7 @@ export function isoNow(value: Date): string {
   return value.toISOString()
 }
 
-/** The fields whose values differ between two snapshots, as `{before, after}` (spec 2.2). */
+/** The fields whose values differ between two snapshots, as `{before, after}` (docs/audit.md#admin-audit). */
 export function diffFields(
   before: Record<string, unknown>,
   after: Record<string, unknown>,

@@ -1,11 +1,11 @@
-/** One field-level problem, as in admin-api 1.4 `details`. */
+/** One field-level problem, as in docs/admin-api.md#errors `details`. */
 export interface ErrorDetail {
   field: string
   code: string
   message: string
 }
 
-/** The admin-api error codes the store raises (admin-api 1.4). */
+/** The admin-api error codes the store raises (docs/admin-api.md#errors). */
 export type StoreErrorCode =
   | 'invalid_parameter'
   | 'scope_mismatch'
@@ -90,7 +90,7 @@ export class ValidationError extends StoreError {
 
 /**
  * A session cannot be built: unknown or inactive user or datasource, or no access scope.
- * Deliberately one type with one message so callers cannot tell the causes apart (admin-api 17.1).
+ * Deliberately one type with one message so callers cannot tell the causes apart (docs/pgwire.md#connecting).
  */
 export class SessionDeniedError extends StoreError {
   constructor() {

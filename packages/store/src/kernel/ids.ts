@@ -43,7 +43,7 @@ export function uuidv5(namespace: string, name: string): string {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-/** True for a lowercase hyphenated UUID string (admin-api 1.2). */
+/** True for a lowercase hyphenated UUID string (docs/resources.md#values). */
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && uuidPattern.test(value)
 }

@@ -12,7 +12,7 @@ import {
 import { type Db, rowsOf, type StoreDriver, type Tx } from './db.js'
 import { uuidv7 } from './ids.js'
 
-/** Admin-audit resource types (spec 2.2 plus admin-api 18.2 and access requests). */
+/** Admin-audit resource types (docs/audit.md#admin-audit). */
 export const AUDIT_RESOURCE_TYPES = [
   'user',
   'datasource',
@@ -33,7 +33,7 @@ export const AUDIT_RESOURCE_TYPES = [
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]
 
 /**
- * Admin-audit actions (spec 2.2; `preview`, `simulate`: docs/preview-and-simulation.md;
+ * Admin-audit actions (docs/audit.md#admin-audit; `preview`, `simulate`: docs/preview-and-simulation.md;
  * `approve`, `deny`, `cancel`: access requests, docs/policies.md).
  */
 export const AUDIT_ACTIONS = [
@@ -60,7 +60,7 @@ export const AUDIT_ACTIONS = [
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 
-/** Thrown when a write path would commit without an audit entry: a server bug (admin-api 1.6). */
+/** Thrown when a write path would commit without an audit entry: a server bug (docs/audit.md#admin-audit). */
 export class MissingAuditEntryError extends Error {
   constructor() {
     super('mutation would commit without an admin audit entry')
@@ -205,7 +205,7 @@ async function writeEntries(
 }
 
 /**
- * Runs `fn` in one transaction with its admin-audit entries (spec 2.2): the entries are inserted
+ * Runs `fn` in one transaction with its admin-audit entries (docs/audit.md#admin-audit): the entries are inserted
  * just before commit, a path that queued none fails and rolls back, and change events are
  * published after commit (in-process, and on PostgreSQL through NOTIFY in the same transaction).
  * On PostgreSQL it returns once the other instances confirmed they marked their sessions (or

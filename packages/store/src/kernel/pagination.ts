@@ -1,6 +1,6 @@
 import { StoreError } from './errors.js'
 
-/** Paging input of list methods (admin-api 1.5). */
+/** Paging input of list methods (docs/resources.md#paging). */
 export interface PageInput {
   page?: number | undefined
   page_size?: number | undefined

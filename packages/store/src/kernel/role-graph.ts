@@ -3,10 +3,10 @@ import { activeNow } from '../access/grant-window.js'
 import { roleInheritance } from '../schema/index.js'
 import { type Db, rowsOf } from './db.js'
 
-/** Maximum inheritance depth (spec 8). */
+/** Maximum inheritance depth (docs/resources.md#limits). */
 export const MAX_ROLE_DEPTH = 10
 
-/** Advisory lock key of the store-wide role-graph lock (admin-api 14.4). */
+/** Advisory lock key of the store-wide role-graph lock (docs/roles-and-access.md#roles). */
 const ROLE_GRAPH_LOCK = 0x5a11_0001
 
 /** Takes the transaction-scoped role-graph lock; concurrent add_parent calls serialize on it. */
@@ -70,7 +70,7 @@ export interface ResolvedRole {
 }
 
 /**
- * The user's roles (spec 5.2): breadth-first upward from direct roles, only through active
+ * The user's roles (docs/roles-and-access.md#roles): breadth-first upward from direct roles, only through active
  * roles, at most 10 edges above a direct role. One recursive query.
  */
 export async function resolveUserRoles(db: Db, userId: string): Promise<ResolvedRole[]> {
@@ -92,7 +92,7 @@ export async function resolveUserRoles(db: Db, userId: string): Promise<Resolved
 }
 
 /**
- * `members(R)` of admin-api 1.7: users directly in R or in any role below R, active or not.
+ * `members(R)` of docs/roles-and-access.md#changes-apply-live: users directly in R or in any role below R, active or not.
  */
 export async function membersOf(db: Db, roleIds: readonly string[]): Promise<string[]> {
   if (roleIds.length === 0) return []
@@ -114,7 +114,7 @@ export async function membersOf(db: Db, roleIds: readonly string[]): Promise<str
   return rows.map((r) => r.user_id)
 }
 
-/** One effective member of a role (admin-api 14.3). */
+/** One effective member of a role (docs/roles-and-access.md#roles). */
 export interface EffectiveMember {
   user_id: string
   username: string

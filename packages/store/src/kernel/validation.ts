@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { type ErrorDetail, ValidationError } from './errors.js'
 
-/** Joins a valibot issue path as admin-api 1.4 writes fields: `targets[0].schemas[1]`. */
+/** Joins a valibot issue path as docs/admin-api.md#errors writes fields: `targets[0].schemas[1]`. */
 export function fieldOf(path: readonly { key: unknown }[] | undefined, prefix = ''): string {
   let out = prefix
   for (const item of path ?? []) {
@@ -60,14 +60,14 @@ export const uuidString = v.pipe(
   v.regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'expected a uuid'),
 )
 
-/** Names of policies and decision functions (admin-api 9.2). */
+/** Names of policies and decision functions (docs/resources.md#policies). */
 export const policyName = v.pipe(
   boundedString(1, 100),
   v.regex(/^[A-Za-z0-9 _\-.:()'"]+$/, 'may contain letters, digits, space and _ - . : ( ) \' "'),
   v.check((s) => s.trim() === s, 'must not start or end with whitespace'),
 )
 
-/** Role names (spec 2.7) and usernames (admin-api 5.2) share one rule. */
+/** Role names (docs/roles-and-access.md#roles) and usernames (docs/resources.md#users) share one rule. */
 export const identName = v.pipe(
   boundedString(3, 50),
   v.regex(/^[A-Za-z][A-Za-z0-9_.-]*$/, 'must start with a letter and use [A-Za-z0-9_.-]'),

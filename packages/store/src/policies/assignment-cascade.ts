@@ -7,7 +7,7 @@ import { policyAssignments } from '../schema/index.js'
 
 type AssignmentRow = typeof policyAssignments.$inferSelect
 
-/** Why an assignment disappeared along with another resource (admin-api 1.6). */
+/** Why an assignment disappeared along with another resource (docs/audit.md#admin-audit). */
 export type CascadeReason =
   | 'role_deleted'
   | 'user_deleted'
@@ -15,7 +15,7 @@ export type CascadeReason =
   | 'policy_deleted'
   | 'expired'
 
-/** The flat `assign`/`unassign` audit shape (admin-api 1.6). */
+/** The flat `assign`/`unassign` audit shape (docs/audit.md#admin-audit). */
 export function assignmentChanges(row: AssignmentRow, reason?: CascadeReason) {
   return {
     assignment_id: row.id,
@@ -31,7 +31,7 @@ export function assignmentChanges(row: AssignmentRow, reason?: CascadeReason) {
   }
 }
 
-/** Sessions an assignment affects (admin-api 10.2): all → ds(D), user → ds(D,U), role → members. */
+/** Sessions an assignment affects (docs/roles-and-access.md#policy-assignments): all → ds(D), user → ds(D,U), role → members. */
 export async function assignmentEvent(db: Db, row: AssignmentRow): Promise<ChangeEvent> {
   if (row.scope === 'user' && row.userId) {
     return { type: 'ds_users', datasourceId: row.datasourceId, userIds: [row.userId] }

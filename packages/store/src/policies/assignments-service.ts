@@ -10,7 +10,7 @@ import { isPlainObject, parseBody, uuidString } from '../kernel/validation.js'
 import { datasources, policies, policyAssignments, roles, users } from '../schema/index.js'
 import { assignmentChanges, assignmentEvent, removeAssignments } from './assignment-cascade.js'
 
-/** An assignment as the admin API returns it (admin-api 10.1). */
+/** An assignment as the admin API returns it (docs/roles-and-access.md#policy-assignments). */
 export interface Assignment {
   id: string
   assignment_id: string
@@ -138,7 +138,7 @@ function resolveScope(input: unknown): 'user' | 'role' | 'all' {
   return scope as 'user' | 'role' | 'all'
 }
 
-/** Policy assignments on datasources (admin-api 10). */
+/** Policy assignments on datasources (docs/roles-and-access.md#policy-assignments). */
 export class AssignmentsService {
   readonly #ctx: StoreContext
 
@@ -153,7 +153,7 @@ export class AssignmentsService {
   }
 
   /**
-   * Assigns a policy (admin-api 10.2): 404 datasource; 400 scope_mismatch; 422; 404 policy, user
+   * Assigns a policy (docs/roles-and-access.md#policy-assignments): 404 datasource; 400 scope_mismatch; 422; 404 policy, user
    * or role; 409 already_exists. The policy version does not change.
    */
   async assign(

@@ -15,7 +15,7 @@ import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import { boundedString, parseBody, policyName } from '../kernel/validation.js'
 import { decisionFunctions, policies, policyAssignments } from '../schema/index.js'
 
-/** A decision function as the admin API returns it (admin-api 13.1); never the module. */
+/** A decision function as the admin API returns it (docs/decision-functions.md); never the module. */
 export interface DecisionFunction {
   id: string
   name: string
@@ -94,7 +94,7 @@ function toRecord(row: Row, policyCount: number): DecisionFunction {
   }
 }
 
-/** Audit snapshot: every field but the source and the module (admin-api 1.6). */
+/** Audit snapshot: every field but the source and the module (docs/audit.md#admin-audit). */
 const snapshot = (r: Row) => ({
   name: r.name,
   description: r.description,
@@ -127,7 +127,7 @@ async function policyCount(db: Db, id: string): Promise<number> {
   return row?.n ?? 0
 }
 
-/** Decision functions, compiled at save (admin-api 13). */
+/** Decision functions, compiled at save (docs/decision-functions.md). */
 export class DecisionFunctionsService {
   readonly #ctx: StoreContext
 
@@ -301,7 +301,7 @@ export class DecisionFunctionsService {
   }
 }
 
-/** 409 version_conflict whose first detail gives the stored version (admin-api 9.3). */
+/** 409 version_conflict whose first detail gives the stored version (docs/resources.md#policies). */
 export function versionConflict(current: number): StoreError {
   return new StoreError('version_conflict', 'the resource was changed by someone else; reload it', [
     { field: 'version', code: 'out_of_range', message: `current version is ${current}` },

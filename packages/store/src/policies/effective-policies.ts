@@ -5,7 +5,7 @@ import type { Db } from '../kernel/db.js'
 import type { ResolvedRole } from '../kernel/role-graph.js'
 import { datasources, decisionFunctions, policies, policyAssignments } from '../schema/index.js'
 
-/** One assignment that reaches a user on a datasource (admin-api 15). */
+/** One assignment that reaches a user on a datasource (docs/roles-and-access.md#checking-what-applies-to-a-user). */
 export interface EffectivePolicyEntry {
   assignment_id: string
   policy_id: string
@@ -70,7 +70,7 @@ function better(x: Reaching, y: Reaching): boolean {
   return x.a.id < y.a.id
 }
 
-/** The winning copy per enabled policy id (spec 1.1 rule 4). */
+/** The winning copy per enabled policy id (docs/rules.md rule 4). */
 function winners(rows: readonly Reaching[]): Map<string, Reaching> {
   const best = new Map<string, Reaching>()
   for (const row of rows) {
@@ -113,7 +113,7 @@ export function toEffectivePolicies(rows: readonly Reaching[]): EffectivePolicy[
     }))
 }
 
-/** The admin view: every reaching assignment, disabled included, annotated (admin-api 15). */
+/** The admin view: every reaching assignment, disabled included, annotated (docs/roles-and-access.md#checking-what-applies-to-a-user). */
 export function toEffectiveEntries(
   rows: readonly Reaching[],
   roles: readonly ResolvedRole[],

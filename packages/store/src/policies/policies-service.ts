@@ -35,7 +35,7 @@ import { removeAssignments } from './assignment-cascade.js'
 import { type Assignment, listAssignments } from './assignments-service.js'
 import { versionConflict } from './decision-functions-service.js'
 
-/** A policy as the admin API returns it (admin-api 9.1). */
+/** A policy as the admin API returns it (docs/resources.md#policies). */
 export interface Policy {
   id: string
   name: string
@@ -67,7 +67,7 @@ export interface Policy {
 export const POLICY_ENFORCEMENTS = ['enforce', 'shadow'] as const
 export type PolicyEnforcement = (typeof POLICY_ENFORCEMENTS)[number]
 
-/** Body of `POST /policies` (admin-api 9.3). */
+/** Body of `POST /policies` (docs/resources.md#policies). */
 export interface CreatePolicyInput {
   name: string
   policy_type: string
@@ -84,7 +84,7 @@ export interface CreatePolicyInput {
 /** Body of `PUT /policies/{id}`: `version` plus any create field. */
 export type UpdatePolicyInput = Partial<CreatePolicyInput> & { version: number }
 
-/** The five policy kinds (spec 1 item 4); the admin API validates with the same list. */
+/** The five policy kinds (docs/policies.md#each-type-with-an-example); the admin API validates with the same list. */
 export const POLICY_TYPES = [
   'row_filter',
   'column_mask',
@@ -102,7 +102,7 @@ const patterns = v.pipe(
   v.minLength(1, 'at least one pattern'),
   v.maxLength(100, 'at most 100 patterns'),
 )
-/** One policy target (admin-api 9.2); shared with the admin API's request schemas. */
+/** One policy target (docs/resources.md#policies); shared with the admin API's request schemas. */
 export const policyTargetSchema = v.object({
   // Required unless the target names tags; core's shape check says which (docs/policies.md).
   schemas: v.optional(patterns),
@@ -146,7 +146,7 @@ const updateSchema = v.object({
 type Row = typeof policies.$inferSelect
 type Body = v.InferOutput<typeof createSchema>
 
-/** Applies the `definition` alternative form (admin-api 9.2): used only where top level is absent. */
+/** Applies the `definition` alternative form (docs/resources.md#policies): used only where top level is absent. */
 function liftDefinition(body: Partial<Body>, raw: unknown): Partial<Body> {
   const def = body.definition
   if (!def) return body
@@ -164,7 +164,7 @@ function liftDefinition(body: Partial<Body>, raw: unknown): Partial<Body> {
   return out
 }
 
-/** Shape checks, then expression parsing, through core (admin-api 9.2). */
+/** Shape checks, then expression parsing, through core (docs/resources.md#policies). */
 async function checkShape(
   db: Db,
   p: {
@@ -281,7 +281,7 @@ function snapshot(r: Row) {
   }
 }
 
-/** Policies with optimistic concurrency and a snapshot row per version (admin-api 9). */
+/** Policies with optimistic concurrency and a snapshot row per version (docs/resources.md#policies). */
 export class PoliciesService {
   readonly #ctx: StoreContext
 
@@ -374,7 +374,7 @@ export class PoliciesService {
   }
 
   /**
-   * Versioned update (admin-api 9.3): 404; 422 schema; 409 version_conflict; 422 shape and
+   * Versioned update (docs/resources.md#policies): 404; 422 schema; 409 version_conflict; 422 shape and
    * expressions on the merged result; 422 decision function; 409 already_exists. The write is
    * conditional on the version, so of two concurrent updates with one version exactly one wins.
    */
@@ -469,7 +469,7 @@ export class PoliciesService {
     })
   }
 
-  /** `POST /policies/validate-expression` (admin-api 9.3): no side effects. */
+  /** `POST /policies/validate-expression` (docs/resources.md#policies): no side effects. */
   async validateExpression(input: {
     expression: string
     is_mask?: boolean | null
@@ -555,7 +555,7 @@ export class PoliciesService {
   }
 }
 
-/** `columns` is null where the type forbids it (admin-api 9.1). */
+/** `columns` is null where the type forbids it (docs/resources.md#policies). */
 function normalizeTargets(type: PolicyType, targets: readonly PolicyTarget[]): PolicyTarget[] {
   const noColumns = type === 'row_filter' || type === 'table_deny'
   const all = ['*']

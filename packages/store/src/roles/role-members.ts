@@ -79,7 +79,7 @@ function membershipAudit(m: Mutation, roleId: string, userId: string, w: GrantWi
   })
 }
 
-/** Adds direct members, all or nothing, optionally for a window (admin-api 14.3). */
+/** Adds direct members, all or nothing, optionally for a window (docs/roles-and-access.md#roles). */
 export async function addMembers(
   ctx: StoreContext,
   roleId: string,

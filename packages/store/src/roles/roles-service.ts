@@ -42,7 +42,7 @@ import {
   removeMember,
 } from './role-members.js'
 
-/** A role as listed (admin-api 14.1). */
+/** A role as listed (docs/roles-and-access.md#roles). */
 export interface Role {
   id: string
   name: string
@@ -53,7 +53,7 @@ export interface Role {
   updated_at: string
 }
 
-/** `GET /roles/{id}` (admin-api 14.1). */
+/** `GET /roles/{id}` (docs/roles-and-access.md#roles). */
 export interface RoleDetail extends Role {
   effective_member_count: number
   /** Direct members; `valid_from`/`valid_until` bound a time-bound membership (else null). */
@@ -72,7 +72,7 @@ export interface RoleDetail extends Role {
   datasource_access: { datasource_id: string; datasource_name: string; source: string }[]
 }
 
-/** What deleting or deactivating a role touches (admin-api 14.1). */
+/** What deleting or deactivating a role touches (docs/roles-and-access.md#roles). */
 export interface RoleImpact {
   role_id: string
   affected_users: number
@@ -133,7 +133,7 @@ const snapshot = (r: RoleRow) => ({
   is_active: r.isActive,
 })
 
-/** Roles, membership and inheritance (admin-api 14). */
+/** Roles, membership and inheritance (docs/roles-and-access.md#roles). */
 export class RolesService {
   readonly #ctx: StoreContext
 
@@ -360,7 +360,7 @@ export class RolesService {
         .select()
         .from(policyAssignments)
         .where(and(eq(policyAssignments.scope, 'role'), eq(policyAssignments.roleId, id)))
-      // Cascaded entries come first, then the role's own delete (admin-api 14.3).
+      // Cascaded entries come first, then the role's own delete (docs/roles-and-access.md#roles).
       await removeAssignments(m, assignments, 'role_deleted')
       const memberRows = await m.tx
         .delete(roleMembers)
@@ -425,7 +425,7 @@ export class RolesService {
     return effectiveMembers(this.#ctx.db, id)
   }
 
-  /** Adds direct members, all or nothing, optionally for a window (admin-api 14.3). */
+  /** Adds direct members, all or nothing, optionally for a window (docs/roles-and-access.md#roles). */
   async addMembers(
     id: string,
     input: { user_ids: string[]; valid_from?: string | null; valid_until?: string | null },
@@ -450,7 +450,7 @@ export class RolesService {
   }
 
   /**
-   * Adds an inheritance edge (admin-api 14.4). Cycle and depth checks and the insert run in one
+   * Adds an inheritance edge (docs/roles-and-access.md#roles). Cycle and depth checks and the insert run in one
    * transaction under the role-graph lock, so concurrent requests cannot build a cycle together.
    */
   async addParent(id: string, input: { parent_role_id: string }, actorId: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core'
 import { idColumn, timestamps } from './columns.js'
 
-/** Attribute definitions (admin-api 12); only `entity_type` user has a runtime effect. */
+/** Attribute definitions (docs/resources.md#attribute-definitions); only `entity_type` user has a runtime effect. */
 export const attributeDefinitions = pgTable(
   'attribute_definitions',
   {

@@ -11,7 +11,7 @@ import {
 } from 'drizzle-orm/pg-core'
 import { ts } from './columns.js'
 
-/** Admin audit (spec 2.2): append-only, written in the mutation's own transaction. */
+/** Admin audit (docs/audit.md#admin-audit): append-only, written in the mutation's own transaction. */
 export const adminAuditLog = pgTable(
   'admin_audit_log',
   {
@@ -37,7 +37,7 @@ export const adminAuditLog = pgTable(
   ],
 )
 
-/** Query audit (spec 2.1): one row per statement, written in batches after the result. */
+/** Query audit (docs/audit.md#query-audit): one row per statement, written in batches after the result. */
 export const queryAuditLog = pgTable(
   'query_audit_log',
   {

@@ -37,7 +37,7 @@ export const datasources = pgTable('datasources', {
   ...timestamps(),
 })
 
-/** Access entries (`data_source_access`) of scope user, role or all (spec 2.9). */
+/** Access entries (`data_source_access`) of scope user, role or all (docs/roles-and-access.md#datasource-access). */
 export const datasourceAccess = pgTable(
   'datasource_access',
   {

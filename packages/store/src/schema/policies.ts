@@ -16,7 +16,7 @@ import { datasources } from './datasources.js'
 import { roles } from './roles.js'
 import { users } from './users.js'
 
-/** Decision functions (spec 2.3); `artifact` is the compiled sandbox module. */
+/** Decision functions (docs/decision-functions.md); `artifact` is the compiled sandbox module. */
 export const decisionFunctions = pgTable('decision_functions', {
   id: idColumn(),
   name: text('name').notNull().unique(),
@@ -35,7 +35,7 @@ export const decisionFunctions = pgTable('decision_functions', {
   ...timestamps(),
 })
 
-/** Policies (spec 2.5); `version` is the optimistic-concurrency counter. */
+/** Policies (docs/policies.md); `version` is the optimistic-concurrency counter. */
 export const policies = pgTable('policies', {
   id: idColumn(),
   name: text('name').notNull().unique(),
@@ -56,7 +56,7 @@ export const policies = pgTable('policies', {
   ...timestamps(),
 })
 
-/** One immutable snapshot per policy version, kept after edits and deletes (spec 9.2). */
+/** One immutable snapshot per policy version, kept after edits and deletes (docs/audit.md: the query audit names policy versions). */
 export const policyVersions = pgTable(
   'policy_versions',
   {
@@ -69,7 +69,7 @@ export const policyVersions = pgTable(
   (t) => [primaryKey({ columns: [t.policyId, t.version] })],
 )
 
-/** A policy bound to a datasource for one scope (spec 2.6). */
+/** A policy bound to a datasource for one scope (docs/roles-and-access.md#policy-assignments). */
 export const policyAssignments = pgTable(
   'policy_assignments',
   {

@@ -3,7 +3,7 @@ import { catalogTables } from './catalog.js'
 import { idColumn, ts } from './columns.js'
 import { datasources } from './datasources.js'
 
-/** Child-to-parent join edges between stored catalog tables (admin-api 11). */
+/** Child-to-parent join edges between stored catalog tables (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export const tableRelationships = pgTable(
   'table_relationships',
   {
@@ -33,7 +33,7 @@ export const tableRelationships = pgTable(
   ],
 )
 
-/** How a filter column resolves on a child table: a walk or an alias (admin-api 11). */
+/** How a filter column resolves on a child table: a walk or an alias (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export const columnAnchors = pgTable(
   'column_anchors',
   {

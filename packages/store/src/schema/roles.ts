@@ -3,7 +3,7 @@ import { boolean, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-
 import { idColumn, timestamps, ts, validity } from './columns.js'
 import { users } from './users.js'
 
-/** Global roles (spec 2.7); no attributes. */
+/** Global roles (docs/roles-and-access.md#roles); no attributes. */
 export const roles = pgTable('roles', {
   id: idColumn(),
   name: text('name').notNull().unique(),

@@ -1,7 +1,7 @@
 import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core'
 import { idColumn, timestamps, ts } from './columns.js'
 
-/** Service users; `scram_verifier` replaces the password (admin-api 5.2). */
+/** Service users; `scram_verifier` replaces the password (docs/resources.md#users). */
 export const users = pgTable('users', {
   id: idColumn(),
   username: text('username').notNull().unique(),

@@ -59,7 +59,7 @@ interface Identity {
 
 /**
  * One round trip for everything a connection check needs: the user, the datasource, the
- * user's roles (spec 5.2: upward from direct roles through active roles, at most 10 levels),
+ * user's roles (docs/roles-and-access.md#roles: upward from direct roles through active roles, at most 10 levels),
  * whether any access scope matches, and a fingerprint of the user attribute definitions.
  */
 async function loadIdentity(
@@ -138,7 +138,7 @@ function validUntilOf(
   return next === null ? {} : { validUntil: next }
 }
 
-/** Builds the data plane's session contexts (spec 5.2, design 2). */
+/** Builds the data plane's session contexts (docs/roles-and-access.md#roles, design 2). */
 /** Derivation label of each datasource's keyed-hash mask key. */
 const MASK_KEY_PURPOSE = 'palisade-mask-key:'
 
@@ -165,7 +165,7 @@ export class SessionContextBuilder {
     return this.#build({ userId, dsId: datasourceId })
   }
 
-  /** Every assignment reaching a user on a datasource, annotated (admin-api 15). */
+  /** Every assignment reaching a user on a datasource, annotated (docs/roles-and-access.md#checking-what-applies-to-a-user). */
   async effectivePolicies(userId: string, datasourceId: string): Promise<EffectivePolicyEntry[]> {
     const db = this.#ctx.db
     const [user] = await db.select({ id: users.id }).from(users).where(eq(users.id, userId))

@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 /** PBKDF2 on libuv's thread pool: the event loop serves other requests meanwhile. */
 const pbkdf2Async = promisify(pbkdf2)
 
-/** SCRAM-SHA-256 iteration count for new verifiers (admin-api 5.2). */
+/** SCRAM-SHA-256 iteration count for new verifiers (docs/resources.md#users). */
 export const SCRAM_ITERATIONS = 4096
 
 /** The stored parts of a SCRAM-SHA-256 verifier (RFC 5802 section 3), base64 encoded. */
@@ -69,7 +69,7 @@ export function parseScramVerifier(text: string): ScramVerifier | null {
 
 /**
  * A verifier for a user that does not exist or cannot log in: the salt is derived from the
- * username and a per-store secret, so repeated attempts see the same salt (admin-api 17.1),
+ * username and a per-store secret, so repeated attempts see the same salt (docs/pgwire.md#connecting),
  * and the keys are random so no password matches.
  */
 export function fakeScramVerifier(username: string, secret: Buffer): ScramVerifier {

@@ -31,7 +31,7 @@ import {
   verifyScramPassword,
 } from './scram.js'
 
-/** A user as the admin API returns it (admin-api 5.1); never the verifier. */
+/** A user as the admin API returns it (docs/resources.md#users); never the verifier. */
 export interface User {
   id: string
   username: string
@@ -152,7 +152,7 @@ async function otherActiveAdmins(db: Db, id: string): Promise<number> {
   return row?.n ?? 0
 }
 
-/** Users, their passwords (as SCRAM verifiers) and attribute values (admin-api 5). */
+/** Users, their passwords (as SCRAM verifiers) and attribute values (docs/resources.md#users). */
 export class UsersService {
   readonly #ctx: StoreContext
 
@@ -160,7 +160,7 @@ export class UsersService {
     this.#ctx = ctx
   }
 
-  /** Creates a user (admin-api 5.3); 422, 409 already_exists. */
+  /** Creates a user (docs/resources.md#users); 422, 409 already_exists. */
   async create(input: CreateUserInput, actorId: string): Promise<User> {
     const body = parseBody(createSchema, input)
     const verifier = formatScramVerifier(await createScramVerifier(body.password))
@@ -231,7 +231,7 @@ export class UsersService {
     return { data: rows.map(toUser), total: total?.n ?? 0, page, page_size: pageSize }
   }
 
-  /** Partial update (admin-api 5.3): 404; 422; 409 admin_lockout; 409 already_exists. */
+  /** Partial update (docs/resources.md#users): 404; 422; 409 admin_lockout; 409 already_exists. */
   async update(id: string, input: UpdateUserInput, actorId: string): Promise<User> {
     return this.#ctx.mutate(actorId, async (m) => {
       const row = await requireUser(m.tx, id, true)
@@ -292,7 +292,7 @@ export class UsersService {
     })
   }
 
-  /** Sets a new password (admin-api 5.3); audited with `password_changed: true`. */
+  /** Sets a new password (docs/resources.md#users); audited with `password_changed: true`. */
   async setPassword(id: string, input: { password: string }, actorId: string): Promise<User> {
     return this.#ctx.mutate(actorId, async (m) => {
       const row = await requireUser(m.tx, id, true)
@@ -317,7 +317,7 @@ export class UsersService {
     })
   }
 
-  /** Deletes a user and its memberships, access rows and assignments (admin-api 5.3). */
+  /** Deletes a user and its memberships, access rows and assignments (docs/resources.md#users). */
   async delete(id: string, actorId: string): Promise<void> {
     await this.#ctx.mutate(actorId, async (m) => {
       const row = await requireUser(m.tx, id, true)

@@ -12,7 +12,7 @@ const U1 = '0190f000-0000-7000-8000-0000000000a1'
 const U2 = '0190f000-0000-7000-8000-0000000000a2'
 const D1 = '0190f000-0000-7000-8000-0000000000d1'
 
-/** Both audit logs and the audited-transaction rule (spec 2.1, 2.2; admin-api 1.6, 16). */
+/** Both audit logs and the audited-transaction rule (docs/audit.md#query-audit, 2.2; docs/audit.md#admin-audit, 16). */
 export function auditCases(makeStore: MakeStore): void {
   describe('audit logs', () => {
     let store: Store

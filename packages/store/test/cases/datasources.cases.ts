@@ -18,7 +18,7 @@ const pgConfig = {
   password: 'S3cret!pw',
 }
 
-/** Datasources, sealed secrets and access lists (admin-api 6 and 8). */
+/** Datasources, sealed secrets and access lists (docs/resources.md#datasources and 8). */
 export function datasourcesCases(makeStore: MakeStore): void {
   describe('datasources and access', () => {
     let store: Store

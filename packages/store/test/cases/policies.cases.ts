@@ -20,7 +20,7 @@ const rowFilter = (name = unique('pol')) => ({
 const FN =
   'function evaluate(ctx, config) { return { fire: ctx.session.user.roles.includes("x") } }'
 
-/** Policies, versions, assignments and decision functions (admin-api 9, 10, 13). */
+/** Policies, versions, assignments and decision functions (docs/resources.md#policies, 10, 13). */
 export function policiesCases(makeStore: MakeStore, options: { realConcurrency: boolean }): void {
   describe('policies, assignments and decision functions', () => {
     let store: Store

@@ -10,7 +10,7 @@ import {
 } from '../helpers.js'
 import type { MakeStore } from '../resource-store.cases.js'
 
-/** Roles, membership, inheritance rules and resolution (admin-api 14, spec 5.2). */
+/** Roles, membership, inheritance rules and resolution (docs/roles-and-access.md#roles, docs/roles-and-access.md#roles). */
 export function rolesCases(makeStore: MakeStore): void {
   describe('roles and the role graph', () => {
     let store: Store

@@ -40,7 +40,7 @@ const shop: SaveSchemaInput[] = [
   },
 ]
 
-/** Catalog, relationships, anchors and the session context builder (admin-api 7, 11; spec 5). */
+/** Catalog, relationships, anchors and the session context builder (docs/admin-api.md#catalog-discovery, docs/admin-api.md#relationships-anchors-and-their-checks). */
 export function sessionsCases(makeStore: MakeStore): void {
   describe('catalog, relationships and session contexts', () => {
     let store: Store
@@ -339,7 +339,7 @@ export function sessionsCases(makeStore: MakeStore): void {
         },
       })
       expect(input.policies[0]?.decision?.artifact).toEqual(expect.any(String))
-      // Reached at priority 10 by role and by user: the user assignment wins (admin-api 10.1),
+      // Reached at priority 10 by role and by user: the user assignment wins (docs/roles-and-access.md#policy-assignments),
       // and core orders masks by the same scope and assignment id.
       expect(input.policies[0]).toMatchObject({ scope: 'user', assignmentId: own.id })
       expect(input.relationships).toEqual([

@@ -12,7 +12,7 @@ import {
 } from '../helpers.js'
 import type { MakeStore } from '../resource-store.cases.js'
 
-/** Users, passwords, attribute values and admin lockout (admin-api 5). */
+/** Users, passwords, attribute values and admin lockout (docs/resources.md#users). */
 export function usersCases(makeStore: MakeStore): void {
   describe('users', () => {
     let store: Store

@@ -12,7 +12,7 @@ import { idParams } from '../schemas/common.js'
 
 const TAG = 'access'
 
-/** Datasource access lists (admin-api 8); the replacements accept PUT only. */
+/** Datasource access lists (docs/roles-and-access.md#datasource-access); the replacements accept PUT only. */
 export const accessRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',

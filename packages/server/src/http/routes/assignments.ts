@@ -6,7 +6,7 @@ import { idParams } from '../schemas/common.js'
 
 const TAG = 'assignments'
 
-/** Policy assignments on a datasource (admin-api 10). */
+/** Policy assignments on a datasource (docs/roles-and-access.md#policy-assignments). */
 export const assignmentRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',
@@ -25,7 +25,7 @@ export const assignmentRoutes: RouteSpec[] = [
     status: 201,
     params: idParams,
     body: assignBody,
-    // scope_mismatch (400) must precede the schema's 422 (admin-api 1.4); the store checks both.
+    // scope_mismatch (400) must precede the schema's 422 (docs/admin-api.md#errors); the store checks both.
     storeValidatesBody: true,
     exists: (deps, p) => deps.store.datasources.get(p.id),
     async handler({ c, deps, params, body, actorId }) {

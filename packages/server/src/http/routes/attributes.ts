@@ -29,7 +29,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
   })
 }
 
-/** Attribute definitions (admin-api 12). */
+/** Attribute definitions (docs/resources.md#attribute-definitions). */
 export const attributeRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',

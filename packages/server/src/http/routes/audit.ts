@@ -25,7 +25,7 @@ function timeRange(query: Record<string, string | undefined>) {
   return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) }
 }
 
-/** The query audit's filters (admin-api 16.1), for its list and its export. */
+/** The query audit's filters (docs/audit.md#reading-the-logs), for its list and its export. */
 function queryFilters(query: Record<string, string | undefined>) {
   return {
     ...timeRange(query),
@@ -35,7 +35,7 @@ function queryFilters(query: Record<string, string | undefined>) {
   }
 }
 
-/** The admin audit's filters (admin-api 16.2), for its list and its export. */
+/** The admin audit's filters (docs/audit.md#reading-the-logs), for its list and its export. */
 function adminFilters(query: Record<string, string | undefined>) {
   return {
     ...timeRange(query),
@@ -47,7 +47,7 @@ function adminFilters(query: Record<string, string | undefined>) {
 }
 
 /**
- * The append-only audit logs (admin-api 16) and the login audit; there are no write routes, so
+ * The append-only audit logs (docs/audit.md#reading-the-logs) and the login audit; there are no write routes, so
  * other methods are 405.
  */
 export const auditRoutes: RouteSpec[] = [

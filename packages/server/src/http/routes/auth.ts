@@ -5,7 +5,7 @@ import { defineRoute, type RouteSpec } from '../route-table.js'
 import { loginBody } from '../schemas/auth.js'
 
 /**
- * `POST /auth/login`, `POST /auth/logout` and `GET /auth/me` (admin-api 2); not in the admin
+ * `POST /auth/login`, `POST /auth/logout` and `GET /auth/me` (docs/admin-api.md#signing-in); not in the admin
  * audit. Failed and throttled logins go to the login audit (`GET /audit/logins`).
  */
 export const authRoutes: RouteSpec[] = [

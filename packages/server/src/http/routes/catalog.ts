@@ -36,7 +36,7 @@ function withTags(view: View, tagged: ObjectTags[]): View {
   }
 }
 
-/** The stored catalog view (admin-api 7.2); discovery jobs live in `discovery.ts` (7.1). */
+/** The stored catalog view (docs/admin-api.md#catalog-discovery); discovery jobs live in `discovery.ts` (7.1). */
 export const catalogRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',

@@ -29,7 +29,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
   })
 }
 
-/** Datasources (admin-api 6). */
+/** Datasources (docs/resources.md#datasources). */
 export const datasourceRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',
@@ -83,7 +83,7 @@ export const datasourceRoutes: RouteSpec[] = [
     params: idParams,
     async handler({ c, deps, params, actorId }) {
       await deps.store.datasources.delete(params.id, actorId)
-      // A running discovery job of the datasource is cancelled with it (admin-api 6.3).
+      // A running discovery job of the datasource is cancelled with it (docs/resources.md#datasources).
       deps.discovery.cancelDatasource(params.id)
       return noContent(c)
     },

@@ -31,7 +31,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
   })
 }
 
-/** Picks one of two spellings; both present with different values is a 422 (admin-api 13.2). */
+/** Picks one of two spellings; both present with different values is a 422 (docs/decision-functions.md). */
 function either(body: Record<string, unknown>, main: string, alt: string): unknown {
   const a = body[main]
   const b = body[alt]
@@ -43,7 +43,7 @@ function either(body: Record<string, unknown>, main: string, alt: string): unkno
   return a ?? b
 }
 
-/** Decision functions (admin-api 13). */
+/** Decision functions (docs/decision-functions.md). */
 export const decisionFunctionRoutes: RouteSpec[] = [
   defineRoute({
     method: 'POST',

@@ -9,7 +9,7 @@ import { type DiscoverRequest, discoverBody, jobParams } from '../schemas/discov
 const TAG = 'catalog'
 
 /**
- * The rules of a `save_catalog` body beyond its schema (admin-api 7.1): visible schema names
+ * The rules of a `save_catalog` body beyond its schema (docs/admin-api.md#catalog-discovery): visible schema names
  * (the alias, or the upstream name) are unique, and so are schema and table names.
  */
 function selectionProblems(request: DiscoverRequest): ApiErrorDetail[] {
@@ -40,7 +40,7 @@ function selectionProblems(request: DiscoverRequest): ApiErrorDetail[] {
   return details
 }
 
-/** Discovery jobs (admin-api 7.1): submitted, polled and cancelled; kept in memory. */
+/** Discovery jobs (docs/admin-api.md#catalog-discovery): submitted, polled and cancelled; kept in memory. */
 export const discoveryRoutes: RouteSpec[] = [
   defineRoute({
     method: 'POST',

@@ -1,7 +1,7 @@
 import { ApiError } from '../api-error.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 
-/** `GET /health` (admin-api 4): 503 unavailable when the store does not answer. */
+/** `GET /health` (docs/operations.md): 503 unavailable when the store does not answer. */
 export const healthRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',

@@ -30,7 +30,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
   })
 }
 
-/** Policies (admin-api 9). */
+/** Policies (docs/resources.md#policies). */
 export const policyRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',

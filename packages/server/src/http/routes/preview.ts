@@ -6,7 +6,7 @@ import { requireOneOf } from '../validation.js'
 /** Rows a preview keeps per statement unless `limit` says otherwise. */
 const DEFAULT_LIMIT = 100
 
-/** Preview as a user (admin-api 19). */
+/** Preview as a user (docs/preview-and-simulation.md). */
 export const previewRoutes: RouteSpec[] = [
   defineRoute({
     method: 'POST',

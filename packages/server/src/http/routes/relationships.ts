@@ -13,7 +13,7 @@ import {
 
 const TAG = 'relationships'
 
-/** Table relationships and column anchors (admin-api 11). */
+/** Table relationships and column anchors (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export const relationshipRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',

@@ -33,7 +33,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
   })
 }
 
-/** Roles, members and inheritance (admin-api 14). */
+/** Roles, members and inheritance (docs/roles-and-access.md#roles). */
 export const roleRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',
@@ -74,7 +74,7 @@ export const roleRoutes: RouteSpec[] = [
     path: '/roles/{id}',
     summary: 'Delete a role; returns the impact computed before the delete',
     tag: TAG,
-    // The one delete with a body (admin-api 18.3).
+    // The one delete with a body (docs/roles-and-access.md#roles).
     status: 200,
     params: idParams,
     handler: async ({ c, deps, params, actorId }) =>

@@ -29,7 +29,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
   })
 }
 
-/** Users (admin-api 5) and effective policies (admin-api 15). */
+/** Users (docs/resources.md#users) and effective policies (docs/roles-and-access.md#checking-what-applies-to-a-user). */
 export const userRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',

@@ -2,7 +2,7 @@ import { windowFields } from '@palisade/store'
 import * as v from 'valibot'
 import { idList, uuid } from './common.js'
 
-/** Body of `PUT /datasources/{id}/users` (admin-api 8). */
+/** Body of `PUT /datasources/{id}/users` (docs/roles-and-access.md#datasource-access). */
 export const userAccessBody = v.object({ user_ids: idList(10_000) })
 
 /** Body of `PUT /datasources/{id}/access/roles`. */

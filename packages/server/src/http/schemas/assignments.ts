@@ -5,7 +5,7 @@ import { uuid } from './common.js'
 /**
  * Body of `POST /datasources/{id}/policies`. `scope` is only a string here: an unknown scope
  * or a bad scope/id combination is a 400 scope_mismatch, which the store checks before this
- * schema's 422 (admin-api 1.4).
+ * schema's 422 (docs/admin-api.md#errors).
  */
 export const assignBody = v.object({
   policy_id: uuid,

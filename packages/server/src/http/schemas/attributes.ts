@@ -10,7 +10,7 @@ const attributeFields = {
   entity_type: v.picklist(ENTITY_TYPES, 'expected user, table or column'),
   value_type: v.picklist(VALUE_TYPES, 'expected string, integer, boolean or list'),
   display_name: v.nullish(text(1, 100)),
-  /** Checked against `value_type` and `allowed_values` by the store (admin-api 12.1). */
+  /** Checked against `value_type` and `allowed_values` by the store (docs/resources.md#attribute-definitions). */
   default_value: v.optional(v.unknown()),
   allowed_values: v.nullish(
     v.pipe(v.array(v.unknown(), 'expected an array'), v.maxLength(1000, 'allows at most 1000')),

@@ -3,7 +3,7 @@ import * as v from 'valibot'
 import { auditPageQuery } from '../pagination.js'
 import { uuid } from './common.js'
 
-/** RFC 3339 date-time; a value without a zone is read as UTC (admin-api 1.2). */
+/** RFC 3339 date-time; a value without a zone is read as UTC (docs/resources.md#values). */
 export const dateTime = v.pipe(
   v.string(),
   v.regex(
@@ -26,7 +26,7 @@ const timeFilters = {
 /** The store's lists, one source for the filters and the OpenAPI enums. */
 export { AUDIT_ACTIONS, AUDIT_RESOURCE_TYPES }
 
-/** The filters of the query audit, listed or exported (admin-api 16.1). */
+/** The filters of the query audit, listed or exported (docs/audit.md#reading-the-logs). */
 const queryAuditFilters = {
   ...timeFilters,
   user_id: v.optional(uuid),
@@ -36,7 +36,7 @@ const queryAuditFilters = {
   ),
 }
 
-/** The filters of the admin audit, listed or exported (admin-api 16.2). */
+/** The filters of the admin audit, listed or exported (docs/audit.md#reading-the-logs). */
 const adminAuditFilters = {
   ...timeFilters,
   resource_type: v.optional(v.picklist(AUDIT_RESOURCE_TYPES, 'is not an audited resource type')),
@@ -50,10 +50,10 @@ const exportFormat = {
   format: v.optional(v.picklist(['ndjson', 'csv'], 'expected ndjson or csv')),
 }
 
-/** Query of `GET /audit/queries` (admin-api 16.1). */
+/** Query of `GET /audit/queries` (docs/audit.md#reading-the-logs). */
 export const queryAuditQuery = v.object({ ...auditPageQuery, ...queryAuditFilters })
 
-/** Query of `GET /audit/admin` (admin-api 16.2). */
+/** Query of `GET /audit/admin` (docs/audit.md#reading-the-logs). */
 export const adminAuditQuery = v.object({ ...auditPageQuery, ...adminAuditFilters })
 
 /** Query of `GET /audit/queries/export`: the list's filters, no paging. */

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 
-/** Lowercase hyphenated UUID, as every id in the admin API (admin-api 1.2). */
+/** Lowercase hyphenated UUID, as every id in the admin API (docs/resources.md#values). */
 export const uuid = v.pipe(
   v.string('expected a uuid'),
   v.regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be a uuid'),
@@ -23,19 +23,19 @@ export const intRange = (min: number, max: number) =>
     v.maxValue(max, `must be between ${min} and ${max}`),
   )
 
-/** Optional field where null means "use the default" or "clear" (admin-api 1.2, 1.3). */
+/** Optional field where null means "use the default" or "clear" (docs/resources.md#values, 1.3). */
 export const nullable = <S extends v.GenericSchema>(schema: S) => v.nullish(schema)
 
 /** A boolean field that may be omitted or null. */
 export const optionalBoolean = v.nullish(v.boolean('expected a boolean'))
 
-/** Usernames and role names share one rule (admin-api 5.2, 14.2). */
+/** Usernames and role names share one rule (docs/resources.md#users, 14.2). */
 export const identName = v.pipe(
   text(3, 50),
   v.regex(/^[A-Za-z][A-Za-z0-9_.-]*$/, 'must start with a letter and use A-Z a-z 0-9 _ . -'),
 )
 
-/** Names of policies and decision functions (admin-api 9.2). */
+/** Names of policies and decision functions (docs/resources.md#policies). */
 export const policyName = v.pipe(
   text(1, 100),
   v.regex(/^[A-Za-z0-9 _\-.:()'"]+$/, 'may contain letters, digits, space and _ - . : ( ) \' "'),

@@ -9,7 +9,7 @@ const dsFields = {
     v.regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'must match [A-Za-z][A-Za-z0-9_-]*'),
   ),
   ds_type: v.picklist(DS_TYPES, `expected ${DS_TYPES.join(' or ')}`),
-  /** Keys per `ds_type` (admin-api 6.2) are checked by the store, which knows the merge rules. */
+  /** Keys per `ds_type` (docs/resources.md#datasources) are checked by the store, which knows the merge rules. */
   config: jsonObject,
   access_mode: v.nullish(
     v.picklist(['open', 'policy_required'], 'expected open or policy_required'),

@@ -30,7 +30,7 @@ export const updateDecisionFunctionBody = v.object({
   version: v.pipe(v.number('expected an integer'), v.integer('expected an integer')),
 })
 
-/** Body of `POST /decision-functions/test`, with the alternate spellings of admin-api 18.6. */
+/** Body of `POST /decision-functions/test`, with its alternate spellings (docs/decision-functions.md). */
 export const testDecisionFunctionBody = v.object({
   decision_fn: source,
   decision_config: v.optional(v.unknown()),

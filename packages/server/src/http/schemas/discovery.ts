@@ -11,7 +11,7 @@ const list = <S extends v.GenericSchema>(item: S, what: string) =>
     v.maxLength(MAX_ITEMS, `allows at most ${MAX_ITEMS} ${what}s`),
   )
 
-/** SaveSchema of admin-api 7.1: the selection to store; column metadata is read upstream. */
+/** SaveSchema of docs/admin-api.md#catalog-discovery: the selection to store; column metadata is read upstream. */
 const saveSchema = v.object({
   schema_name: name,
   schema_alias: v.nullish(
@@ -46,7 +46,7 @@ const saveSchema = v.object({
   ),
 })
 
-/** Body of `POST /datasources/{id}/discover`: a union on `action` (admin-api 7.1). */
+/** Body of `POST /datasources/{id}/discover`: a union on `action` (docs/admin-api.md#catalog-discovery). */
 export const discoverBody = v.variant(
   'action',
   [

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { intRange, optionalBoolean, text, uuid } from './common.js'
 
-/** Body of `POST /preview` (admin-api 19): one of each pair names the user and the datasource. */
+/** Body of `POST /preview` (docs/preview-and-simulation.md): one of each pair names the user and the datasource. */
 export const previewBody = v.object({
   user_id: v.nullish(uuid),
   username: v.nullish(text(1, 200)),

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { text, uuid } from './common.js'
 
-/** Body of `POST /datasources/{id}/relationships` (admin-api 11.2). */
+/** Body of `POST /datasources/{id}/relationships` (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export const createRelationshipBody = v.object({
   child_table_id: uuid,
   child_column_name: text(1, 63),

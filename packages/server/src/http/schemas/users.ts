@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { pageQuery } from '../pagination.js'
 import { identName, jsonObject, optionalBoolean, search, text, uuid } from './common.js'
 
-/** Password rule of admin-api 5.2. */
+/** Password rule of docs/resources.md#users. */
 export const password = v.pipe(
   text(8, 256),
   v.regex(/[A-Z]/, 'needs an uppercase letter'),
@@ -23,7 +23,7 @@ const userFields = {
   is_active: optionalBoolean,
   email: v.nullish(email),
   display_name: v.nullish(text(0, 100)),
-  /** Checked against attribute definitions by the store (admin-api 5.2). */
+  /** Checked against attribute definitions by the store (docs/resources.md#users). */
   attributes: v.nullish(jsonObject),
 }
 
