@@ -10,15 +10,17 @@ import { type AuditVerification, verifyAuditChains } from './audit/audit-verify.
 import { AuditedActions } from './audit/audited-actions.js'
 import { LoginAudit } from './audit/login-audit.js'
 import {
+  type ExportedQueryAuditEntry,
+  exportQueryAudit,
+  listQueryAudit,
+  type QueryAuditFilter,
+} from './audit/query-audit-reads.js'
+import {
   type QueryAuditTimeline,
   type QueryAuditTimelineFilter,
   queryAuditTimeline,
 } from './audit/query-audit-timeline.js'
 import {
-  type ExportedQueryAuditEntry,
-  exportQueryAudit,
-  listQueryAudit,
-  type QueryAuditFilter,
   type QueryAuditRecord,
   QueryAuditWriter,
   type QueryAuditWriterOptions,

@@ -43,27 +43,22 @@ export type {
   LoginPlane,
 } from './audit/login-audit.js'
 export type {
+  ExportedQueryAuditEntry,
+  QueryAuditEntry,
+  QueryAuditFilter,
+} from './audit/query-audit-reads.js'
+export type {
   QueryAuditBucket,
   QueryAuditTimeline,
   QueryAuditTimelineFilter,
 } from './audit/query-audit-timeline.js'
 export type {
-  ExportedQueryAuditEntry,
-  QueryAuditEntry,
-  QueryAuditFilter,
   QueryAuditRecord,
   QueryAuditWriter,
   QueryAuditWriterOptions,
 } from './audit/query-audit-writer.js'
 export type { ShadowReport, ShadowReportFilter } from './audit/shadow-report.js'
-export type {
-  CatalogService,
-  CatalogView,
-  SaveColumnInput,
-  SaveSchemaInput,
-  SaveTableInput,
-} from './catalog/catalog-service.js'
-export { catalogIds, exposedOf } from './catalog/catalog-service.js'
+export type { CatalogService } from './catalog/catalog-service.js'
 export type {
   CatalogSyncReport,
   UpstreamCatalogSnapshot,
@@ -75,7 +70,16 @@ export type {
   ObjectTags,
   TagProposal,
 } from './catalog/catalog-tags-service.js'
-export type { Anchor, Relationship, RelationshipsService } from './catalog/relationships-service.js'
+export {
+  type CatalogView,
+  catalogIds,
+  exposedOf,
+  type SaveColumnInput,
+  type SaveSchemaInput,
+  type SaveTableInput,
+} from './catalog/catalog-view.js'
+export type { Anchor, Relationship } from './catalog/relationship-rows.js'
+export type { RelationshipsService } from './catalog/relationships-service.js'
 export {
   type CreateStoreOptions,
   createStore,
@@ -141,21 +145,17 @@ export type {
   CreatePolicyInput,
   PoliciesService,
   Policy,
-  PolicyEnforcement,
   UpdatePolicyInput,
 } from './policies/policies-service.js'
 export {
   POLICY_ENFORCEMENTS,
   POLICY_TYPES,
+  type PolicyEnforcement,
   policyTargetSchema,
-} from './policies/policies-service.js'
-export type {
-  CreateRoleInput,
-  Role,
-  RoleDetail,
-  RoleImpact,
-  RolesService,
-} from './roles/roles-service.js'
+} from './policies/policy-validation.js'
+export type { RoleDetail, RoleImpact } from './roles/role-detail.js'
+export type { Role } from './roles/role-rows.js'
+export type { CreateRoleInput, RolesService } from './roles/roles-service.js'
 export type { SessionContextBuilder } from './sessions/session-context-builder.js'
 export {
   createScramVerifier,

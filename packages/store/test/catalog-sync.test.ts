@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { CatalogView } from '../src/catalog/catalog-service.js'
 import { planCatalogSync, type UpstreamCatalogSnapshot } from '../src/catalog/catalog-sync.js'
+import type { CatalogView } from '../src/catalog/catalog-view.js'
 
 const column = (name: string, position: number, selected = true) => ({
   id: `col-${name}`,

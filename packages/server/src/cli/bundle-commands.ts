@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import type { BundlePlan } from '../policy-as-code/bundle-apply.js'
+import type { BundlePlan } from '../policy-as-code/bundle-plan.js'
 import { parseBundleText } from '../policy-as-code/bundle-text.js'
 import { connectAdmin } from './admin-client.js'
 import { withTicker } from './terminal-progress.js'

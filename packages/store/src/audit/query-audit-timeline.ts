@@ -2,7 +2,7 @@ import { and, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
 import { queryAuditCounts } from '../schema/index.js'
 import { invalidParameter, parseTime, type TimeInput, uuidFilter } from './audit-filters.js'
-import { bucketText } from './query-audit-writer.js'
+import { bucketText } from './query-audit-reads.js'
 
 /** Filters of `GET /audit/queries/timeline`. */
 export interface QueryAuditTimelineFilter {

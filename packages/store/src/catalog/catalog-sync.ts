@@ -1,5 +1,5 @@
 import type { RelationName, TableKind } from '@palisade/core'
-import type { CatalogView } from './catalog-service.js'
+import type { CatalogView } from './catalog-view.js'
 
 /** One live upstream column, as discovery reads it. */
 export interface UpstreamColumn {

@@ -1,10 +1,8 @@
-import type { ColumnAnchor, TableRelationship } from '@palisade/core'
 import { and, asc, eq } from 'drizzle-orm'
-import { alias } from 'drizzle-orm/pg-core'
 import * as v from 'valibot'
 import { requireDatasource } from '../datasources/datasources-service.js'
-import { isoNow, type StoreContext } from '../kernel/context.js'
-import { type Db, onUniqueViolation } from '../kernel/db.js'
+import type { StoreContext } from '../kernel/context.js'
+import { onUniqueViolation } from '../kernel/db.js'
 import {
   ResourceConflictError,
   ResourceNotFoundError,
@@ -13,44 +11,19 @@ import {
 } from '../kernel/errors.js'
 import { uuidv7 } from '../kernel/ids.js'
 import { boundedString, parseBody, uuidString } from '../kernel/validation.js'
-import {
-  catalogColumns,
-  catalogSchemas,
-  catalogTables,
-  columnAnchors,
-  tableRelationships,
-} from '../schema/index.js'
+import { catalogColumns, columnAnchors, tableRelationships } from '../schema/index.js'
 import { bumpCatalogVersion } from './catalog-version.js'
-
-/** A relationship (docs/admin-api.md#relationships-anchors-and-their-checks). */
-export interface Relationship {
-  id: string
-  data_source_id: string
-  child_table_id: string
-  child_schema_name: string
-  child_table_name: string
-  child_column_name: string
-  parent_table_id: string
-  parent_schema_name: string
-  parent_table_name: string
-  parent_column_name: string
-  created_by: string | null
-  created_at: string
-}
-
-/** A column anchor (docs/admin-api.md#relationships-anchors-and-their-checks); exactly one of relationship_id and actual_column_name is set. */
-export interface Anchor {
-  id: string
-  data_source_id: string
-  child_table_id: string
-  child_schema_name: string
-  child_table_name: string
-  resolved_column_name: string
-  relationship_id: string | null
-  actual_column_name: string | null
-  created_by: string | null
-  created_at: string
-}
+import {
+  type Anchor,
+  type AnchorRow,
+  anchorSnapshot,
+  type Relationship,
+  type RelRow,
+  relationshipSnapshot,
+  tableInfo,
+  toAnchor,
+  toRelationship,
+} from './relationship-rows.js'
 
 const relationshipSchema = v.object({
   child_table_id: uuidString,
@@ -67,113 +40,6 @@ const anchorSchema = v.object({
   relationship_id: v.nullish(uuidString),
   actual_column_name: v.nullish(v.string('expected a string')),
 })
-
-type RelRow = typeof tableRelationships.$inferSelect
-type AnchorRow = typeof columnAnchors.$inferSelect
-
-async function tableInfo(db: Db, tableId: string) {
-  const [row] = await db
-    .select({
-      id: catalogTables.id,
-      ds: catalogTables.datasourceId,
-      table: catalogTables.tableName,
-      schema: catalogSchemas.schemaName,
-    })
-    .from(catalogTables)
-    .innerJoin(catalogSchemas, eq(catalogSchemas.id, catalogTables.schemaId))
-    .where(eq(catalogTables.id, tableId))
-  return row
-}
-
-/** The API object of a relationship, with schema and table names. */
-async function toRelationship(db: Db, r: RelRow): Promise<Relationship> {
-  const child = await tableInfo(db, r.childTableId)
-  const parent = await tableInfo(db, r.parentTableId)
-  return {
-    id: r.id,
-    data_source_id: r.datasourceId,
-    child_table_id: r.childTableId,
-    child_schema_name: child?.schema ?? '',
-    child_table_name: child?.table ?? '',
-    child_column_name: r.childColumnName,
-    parent_table_id: r.parentTableId,
-    parent_schema_name: parent?.schema ?? '',
-    parent_table_name: parent?.table ?? '',
-    parent_column_name: r.parentColumnName,
-    created_by: r.createdBy,
-    created_at: isoNow(r.createdAt),
-  }
-}
-
-async function toAnchor(db: Db, a: AnchorRow): Promise<Anchor> {
-  const child = await tableInfo(db, a.childTableId)
-  return {
-    id: a.id,
-    data_source_id: a.datasourceId,
-    child_table_id: a.childTableId,
-    child_schema_name: child?.schema ?? '',
-    child_table_name: child?.table ?? '',
-    resolved_column_name: a.resolvedColumnName,
-    relationship_id: a.relationshipId,
-    actual_column_name: a.actualColumnName,
-    created_by: a.createdBy,
-    created_at: isoNow(a.createdAt),
-  }
-}
-
-/** Audit snapshot of a relationship: the object without id and timestamps. */
-export async function relationshipSnapshot(db: Db, r: RelRow) {
-  const { id: _id, created_at: _c, created_by: _b, ...rest } = await toRelationship(db, r)
-  return rest
-}
-
-/** Audit snapshot of an anchor. */
-export async function anchorSnapshot(db: Db, a: AnchorRow) {
-  const { id: _id, created_at: _c, created_by: _b, ...rest } = await toAnchor(db, a)
-  return rest
-}
-
-/** Relationships and anchors of a datasource in core's shape, for session contexts. */
-export async function readLinks(
-  db: Db,
-  datasourceId: string,
-): Promise<{ relationships: TableRelationship[]; anchors: ColumnAnchor[] }> {
-  const child = alias(catalogTables, 'child')
-  const parent = alias(catalogTables, 'parent')
-  const childSchema = alias(catalogSchemas, 'child_schema')
-  const parentSchema = alias(catalogSchemas, 'parent_schema')
-  const rels = await db
-    .select({
-      id: tableRelationships.id,
-      childSchema: childSchema.schemaName,
-      childTable: child.tableName,
-      childColumn: tableRelationships.childColumnName,
-      parentSchema: parentSchema.schemaName,
-      parentTable: parent.tableName,
-      parentColumn: tableRelationships.parentColumnName,
-    })
-    .from(tableRelationships)
-    .innerJoin(child, eq(child.id, tableRelationships.childTableId))
-    .innerJoin(childSchema, eq(childSchema.id, child.schemaId))
-    .innerJoin(parent, eq(parent.id, tableRelationships.parentTableId))
-    .innerJoin(parentSchema, eq(parentSchema.id, parent.schemaId))
-    .where(eq(tableRelationships.datasourceId, datasourceId))
-    .orderBy(asc(tableRelationships.createdAt))
-  const anchors = await db
-    .select({
-      schema: catalogSchemas.schemaName,
-      table: catalogTables.tableName,
-      resolvedColumn: columnAnchors.resolvedColumnName,
-      relationshipId: columnAnchors.relationshipId,
-      actualColumn: columnAnchors.actualColumnName,
-    })
-    .from(columnAnchors)
-    .innerJoin(catalogTables, eq(catalogTables.id, columnAnchors.childTableId))
-    .innerJoin(catalogSchemas, eq(catalogSchemas.id, catalogTables.schemaId))
-    .where(eq(columnAnchors.datasourceId, datasourceId))
-    .orderBy(asc(columnAnchors.createdAt))
-  return { relationships: rels, anchors }
-}
 
 /** Table relationships and column anchors (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export class RelationshipsService {

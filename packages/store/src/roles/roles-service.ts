@@ -1,8 +1,8 @@
-import { and, asc, count, eq, ilike, inArray } from 'drizzle-orm'
+import { and, asc, count, eq, ilike } from 'drizzle-orm'
 import * as v from 'valibot'
 import { windowIfSet } from '../access/grant-window.js'
-import { diffFields, isoNow, type StoreContext } from '../kernel/context.js'
-import { type Db, onUniqueViolation } from '../kernel/db.js'
+import { diffFields, type StoreContext } from '../kernel/context.js'
+import { onUniqueViolation } from '../kernel/db.js'
 import {
   ResourceConflictError,
   ResourceNotFoundError,
@@ -25,61 +25,21 @@ import { boundedString, identName, parseBody, uuidString } from '../kernel/valid
 import { removeAssignments } from '../policies/assignment-cascade.js'
 import {
   datasourceAccess,
-  datasources,
-  policies,
   policyAssignments,
   roleInheritance,
   roleMembers,
   roles,
   users,
 } from '../schema/index.js'
+import { type RoleDetail, type RoleImpact, roleDetail, roleImpact } from './role-detail.js'
 import {
   addMembers,
-  listMembers,
   memberNotEnded,
   putMember,
   type RoleMemberWindow,
   removeMember,
 } from './role-members.js'
-
-/** A role as listed (docs/roles-and-access.md#roles). */
-export interface Role {
-  id: string
-  name: string
-  description: string | null
-  is_active: boolean
-  direct_member_count: number
-  created_at: string
-  updated_at: string
-}
-
-/** `GET /roles/{id}` (docs/roles-and-access.md#roles). */
-export interface RoleDetail extends Role {
-  effective_member_count: number
-  /** Direct members; `valid_from`/`valid_until` bound a time-bound membership (else null). */
-  members: ({ id: string; username: string } & RoleMemberWindow)[]
-  parent_roles: { id: string; name: string; is_active: boolean }[]
-  child_roles: { id: string; name: string; is_active: boolean }[]
-  policy_assignments: {
-    assignment_id: string
-    policy_id: string
-    policy_name: string
-    datasource_id: string
-    datasource_name: string
-    priority: number
-    source: string
-  }[]
-  datasource_access: { datasource_id: string; datasource_name: string; source: string }[]
-}
-
-/** What deleting or deactivating a role touches (docs/roles-and-access.md#roles). */
-export interface RoleImpact {
-  role_id: string
-  affected_users: number
-  affected_assignments: number
-  affected_datasource_access: number
-  affected_child_roles: number
-}
+import { memberCounts, type Role, type RoleRow, requireRole, toRole } from './role-rows.js'
 
 /** Body of `POST /roles`. */
 export interface CreateRoleInput {
@@ -96,36 +56,6 @@ const fields = {
 const createSchema = v.object(fields)
 const updateSchema = v.partial(v.object(fields))
 const parentSchema = v.object({ parent_role_id: uuidString })
-
-type RoleRow = typeof roles.$inferSelect
-
-async function requireRole(db: Db, id: string): Promise<RoleRow> {
-  const [row] = await db.select().from(roles).where(eq(roles.id, id))
-  if (!row) throw new ResourceNotFoundError('role')
-  return row
-}
-
-async function memberCounts(db: Db, ids: string[]): Promise<Map<string, number>> {
-  if (ids.length === 0) return new Map()
-  const rows = await db
-    .select({ id: roleMembers.roleId, n: count() })
-    .from(roleMembers)
-    .where(inArray(roleMembers.roleId, ids))
-    .groupBy(roleMembers.roleId)
-  return new Map(rows.map((r) => [r.id, r.n]))
-}
-
-function toRole(row: RoleRow, members: number): Role {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    is_active: row.isActive,
-    direct_member_count: members,
-    created_at: isoNow(row.createdAt),
-    updated_at: isoNow(row.updatedAt),
-  }
-}
 
 const snapshot = (r: RoleRow) => ({
   name: r.name,
@@ -195,85 +125,6 @@ export class RolesService {
     }
   }
 
-  /** Role detail with members, edges, and assignments/access reached through active ancestors. */
-  async get(id: string): Promise<RoleDetail> {
-    const db = this.#ctx.db
-    const row = await requireRole(db, id)
-    const members = await listMembers(db, id)
-    const edgeRole = { id: roles.id, name: roles.name, is_active: roles.isActive }
-    const parentRoles = await db
-      .select(edgeRole)
-      .from(roleInheritance)
-      .innerJoin(roles, eq(roles.id, roleInheritance.parentRoleId))
-      .where(eq(roleInheritance.roleId, id))
-      .orderBy(asc(roles.name))
-    const childRoles = await db
-      .select(edgeRole)
-      .from(roleInheritance)
-      .innerJoin(roles, eq(roles.id, roleInheritance.roleId))
-      .where(eq(roleInheritance.parentRoleId, id))
-      .orderBy(asc(roles.name))
-    // Ancestors through active roles only, nearest first; R itself is "direct".
-    const edges = await loadEdges(db)
-    const allRoles = new Map((await db.select().from(roles)).map((r) => [r.id, r]))
-    const source = new Map<string, string>([[id, 'direct']])
-    let frontier = [id]
-    for (let depth = 0; depth < MAX_ROLE_DEPTH && frontier.length > 0; depth++) {
-      const next: string[] = []
-      for (const r of frontier) {
-        for (const p of edges.parents.get(r) ?? []) {
-          const parent = allRoles.get(p)
-          if (!parent?.isActive || source.has(p)) continue
-          source.set(p, `inherited from '${parent.name}'`)
-          next.push(p)
-        }
-      }
-      frontier = next
-    }
-    const reached = [...source.keys()]
-    const assignments = await db
-      .select({
-        assignment_id: policyAssignments.id,
-        policy_id: policyAssignments.policyId,
-        policy_name: policies.name,
-        datasource_id: policyAssignments.datasourceId,
-        datasource_name: datasources.name,
-        priority: policyAssignments.priority,
-        role_id: policyAssignments.roleId,
-      })
-      .from(policyAssignments)
-      .innerJoin(policies, eq(policies.id, policyAssignments.policyId))
-      .innerJoin(datasources, eq(datasources.id, policyAssignments.datasourceId))
-      .where(and(eq(policyAssignments.scope, 'role'), inArray(policyAssignments.roleId, reached)))
-      .orderBy(asc(policyAssignments.priority), asc(policyAssignments.createdAt))
-    const access = await db
-      .select({
-        datasource_id: datasourceAccess.datasourceId,
-        datasource_name: datasources.name,
-        role_id: datasourceAccess.roleId,
-      })
-      .from(datasourceAccess)
-      .innerJoin(datasources, eq(datasources.id, datasourceAccess.datasourceId))
-      .where(and(eq(datasourceAccess.scope, 'role'), inArray(datasourceAccess.roleId, reached)))
-      .orderBy(asc(datasources.name))
-    const effective = await effectiveMembers(db, id)
-    return {
-      ...toRole(row, members.length),
-      effective_member_count: effective.length,
-      members,
-      parent_roles: parentRoles,
-      child_roles: childRoles,
-      policy_assignments: assignments.map(({ role_id, ...a }) => ({
-        ...a,
-        source: source.get(role_id ?? '') ?? 'direct',
-      })),
-      datasource_access: access.map(({ role_id, ...a }) => ({
-        ...a,
-        source: source.get(role_id ?? '') ?? 'direct',
-      })),
-    }
-  }
-
   /** Partial update; `members(R)` is invalidated when `is_active` or `name` changed. */
   async update(id: string, input: Partial<CreateRoleInput>, actorId: string): Promise<Role> {
     return this.#ctx.mutate(actorId, async (m) => {
@@ -321,32 +172,14 @@ export class RolesService {
     })
   }
 
-  /** Preview of a delete or deactivation. */
-  async impact(id: string): Promise<RoleImpact> {
-    return this.#impact(this.#ctx.db, id)
+  /** Role detail with members, edges, and assignments/access reached through active ancestors. */
+  async get(id: string): Promise<RoleDetail> {
+    return roleDetail(this.#ctx.db, id)
   }
 
-  async #impact(db: Db, id: string): Promise<RoleImpact> {
-    await requireRole(db, id)
-    const [a] = await db
-      .select({ n: count() })
-      .from(policyAssignments)
-      .where(and(eq(policyAssignments.scope, 'role'), eq(policyAssignments.roleId, id)))
-    const [d] = await db
-      .select({ n: count() })
-      .from(datasourceAccess)
-      .where(and(eq(datasourceAccess.scope, 'role'), eq(datasourceAccess.roleId, id)))
-    const [c] = await db
-      .select({ n: count() })
-      .from(roleInheritance)
-      .where(eq(roleInheritance.parentRoleId, id))
-    return {
-      role_id: id,
-      affected_users: (await membersOf(db, [id])).length,
-      affected_assignments: a?.n ?? 0,
-      affected_datasource_access: d?.n ?? 0,
-      affected_child_roles: c?.n ?? 0,
-    }
+  /** Preview of a delete or deactivation. */
+  async impact(id: string): Promise<RoleImpact> {
+    return roleImpact(this.#ctx.db, id)
   }
 
   /** Deletes a role and every row referencing it; one `unassign` per cascaded assignment. */
@@ -354,7 +187,7 @@ export class RolesService {
     return this.#ctx.mutate(actorId, async (m) => {
       await lockRoleGraph(m.tx)
       const row = await requireRole(m.tx, id)
-      const impact = await this.#impact(m.tx, id)
+      const impact = await roleImpact(m.tx, id)
       const affected = await membersOf(m.tx, [id])
       const assignments = await m.tx
         .select()
