@@ -10,19 +10,16 @@ import { deparseStatement } from './ast/deparse.js'
 import type { AstNode, Pg } from './ast/node.js'
 import { parseSql } from './ast/parse.js'
 import { buildDecisionContext, decisionRecord, resolveDecision } from './decision/index.js'
-import {
-  isPalisadeError,
-  PolicyDeniedError,
-  UndefinedTableError,
-  withStackDepth,
-} from './errors.js'
-import { cutLiterals, fillTemplate, type TextTemplate, textTemplate } from './literal-template.js'
+import { PolicyDeniedError, UndefinedTableError, withStackDepth } from './errors.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
-import type { RewriteResult, RewrittenStatement, ShadowOutcome } from './rewrite.types.js'
+import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
+import { cachedRewrite, rememberRewrite } from './rewrite-cache.js'
+import { shadowMemo, withShadow } from './rewrite-shadow.js'
+import { rewriteByTemplate } from './rewrite-templates.js'
 import { runtimeStats } from './runtime-stats.js'
 import type { DecisionLogSink } from './session/compile-session.js'
 import type { CompiledSession, TableEntry } from './session/compiled-session.js'
-import type { PolicyOutcome, PolicyRuntime } from './session/policy-runtime.js'
+import type { PolicyOutcome } from './session/policy-runtime.js'
 import type { ScanPlan } from './session/scan-plan.js'
 import { wrapScans } from './transform/scan-wrapping-transformer.js'
 import { rewriteShow } from './transform/show-statement.js'
@@ -58,66 +55,11 @@ export function rewrite(
   // the shadow policies decide per query (their answer can change from call to call).
   const memo = session.shadow.session.hasQueryDecisions ? undefined : shadowMemo.get(result)
   if (memo) return memo
-  const annotated = withShadow(result, sql, session.shadow, options)
+  const annotated = withShadow(result, session.shadow, (shadowSession) =>
+    rewriteEnforced(sql, shadowSession, options),
+  )
   shadowMemo.set(result, annotated)
   return annotated
-}
-
-/** Shadow-annotated copies of cached rewrite results, dropped with them. */
-const shadowMemo = new WeakMap<RewriteResult, RewriteResult>()
-
-/**
- * Adds to each statement what the session's shadow policies would have done: the same input
- * rewritten against the session with them enforced. Its SQL is thrown away; nothing runs.
- */
-function withShadow(
-  result: RewriteResult,
-  sql: string,
-  shadow: NonNullable<CompiledSession['shadow']>,
-  options: RewriteOptions,
-): RewriteResult {
-  let outcomes: ShadowOutcome[]
-  try {
-    const shadowed = rewriteEnforced(sql, shadow.session, options).statements
-    outcomes = result.statements.map((_, i) => ({
-      policies: (shadowed[i]?.policiesApplied ?? []).filter((p) => shadow.ids.has(p.policy_id)),
-      wouldDeny: false,
-      error: null,
-    }))
-  } catch (error) {
-    const message = isPalisadeError(error) ? error.auditMessage : 'the statement would fail'
-    outcomes = result.statements.map((statement) => ({
-      policies: shadowPoliciesOf(statement, shadow),
-      wouldDeny: true,
-      error: message,
-    }))
-  }
-  return Object.freeze({
-    statements: Object.freeze(
-      result.statements.map((s, i) => Object.freeze({ ...s, shadow: outcomes[i] })),
-    ),
-  })
-}
-
-/**
- * The shadow policies that target a table a statement reads, from the tables the enforced
- * rewrite found in it (for statements the shadow session refused, which says nothing itself).
- */
-function shadowPoliciesOf(
-  statement: RewrittenStatement,
-  shadow: NonNullable<CompiledSession['shadow']>,
-): AppliedPolicy[] {
-  const found = new Map<string, AppliedPolicy>()
-  for (const table of statement.facts?.tables ?? []) {
-    const entry = shadow.session.schemas.get(table.schema)?.tables.get(table.table)
-    for (const list of Object.values(entry?.policies ?? {})) {
-      for (const runtime of list as readonly PolicyRuntime[]) {
-        if (!shadow.ids.has(runtime.policy.id) || found.has(runtime.policy.id)) continue
-        found.set(runtime.policy.id, runtime.applied(runtime.sessionOutcome() ?? { fire: true }))
-      }
-    }
-  }
-  return [...found.values()]
 }
 
 function rewriteEnforced(
@@ -131,7 +73,9 @@ function rewriteEnforced(
     return hit
   }
   // Counts its own template hits and misses.
-  const templated = session.hasQueryDecisions ? undefined : rewriteByTemplate(sql, session, options)
+  const templated = session.hasQueryDecisions
+    ? undefined
+    : rewriteByTemplate(sql, session, (text) => rewriteUncached(text, session, options))
   // A statement served by its template is not kept by its text: distinct literals would fill
   // the cache with one-off results (memory and garbage collection for nothing).
   if (templated) return templated
@@ -153,125 +97,6 @@ function rewriteUncached(
     throw withStackDepth(error)
   }
   return Object.freeze({ statements: Object.freeze(statements) })
-}
-
-/** A rewritten statement with its texts as templates (literal-template.ts). */
-interface StatementTemplate {
-  readonly statement: RewrittenStatement
-  readonly sql: TextTemplate
-  readonly originalSql: TextTemplate
-}
-
-/**
- * The rewrite of `sql` through the template of its shape: made (and checked) by the first
- * statement of that shape, filled with the literals of each later one. Undefined when the
- * statement has no template.
- */
-function rewriteByTemplate(
-  sql: string,
-  session: CompiledSession,
-  options: RewriteOptions,
-): RewriteResult | undefined {
-  const cut = sql.length <= 16_384 ? cutLiterals(sql) : undefined
-  if (!cut) return undefined
-  const key = cut.key
-  const known = session.templateCache.get(key) as readonly StatementTemplate[] | null | undefined
-  if (known) {
-    runtimeStats.rewriteTemplateHits++
-    return fillStatements(known, cut.literals)
-  }
-  if (known === null) return undefined
-  runtimeStats.rewriteMisses++
-  let direct: RewriteResult
-  try {
-    direct = rewriteUncached(sql, session, options)
-  } catch (error) {
-    session.templateCache.set(key, null)
-    throw error
-  }
-  const templates = templatesOf(cut.key, cut.literals.length, session, options)
-  const same =
-    templates !== undefined &&
-    sameStatements(fillStatements(templates, cut.literals).statements, direct.statements)
-  session.templateCache.set(key, same ? templates : null)
-  rememberRewrite(sql, session, direct)
-  return direct
-}
-
-/** Templates of the statements of `key`, if every one is a SELECT whose texts can be read. */
-function templatesOf(
-  key: string,
-  count: number,
-  session: CompiledSession,
-  options: RewriteOptions,
-): StatementTemplate[] | undefined {
-  let keyed: RewriteResult
-  try {
-    keyed = rewriteUncached(key, session, options)
-  } catch {
-    return undefined
-  }
-  const templates: StatementTemplate[] = []
-  for (const statement of keyed.statements) {
-    if (statement.kind !== StatementKind.Select) return undefined
-    const sql = textTemplate(statement.sql, count)
-    const originalSql = textTemplate(statement.originalSql, count)
-    if (!sql || !originalSql) return undefined
-    templates.push({ statement, sql, originalSql })
-  }
-  return templates
-}
-
-function fillStatements(
-  templates: readonly StatementTemplate[],
-  literals: readonly string[],
-): RewriteResult {
-  const statements = templates.map(({ statement, sql, originalSql }) => ({
-    kind: statement.kind,
-    statementType: statement.statementType,
-    originalSql: fillTemplate(originalSql, literals),
-    sql: fillTemplate(sql, literals),
-    policiesApplied: statement.policiesApplied,
-    facts: statement.facts,
-  }))
-  return Object.freeze({ statements: Object.freeze(statements) })
-}
-
-/** Whether a filled template says exactly what the statement's own rewrite says. */
-function sameStatements(
-  filled: readonly RewrittenStatement[],
-  direct: readonly RewrittenStatement[],
-): boolean {
-  return (
-    filled.length === direct.length &&
-    filled.every((f, i) => {
-      const d = direct[i] as RewrittenStatement
-      return (
-        f.kind === d.kind &&
-        f.statementType === d.statementType &&
-        f.originalSql === d.originalSql &&
-        f.sql === d.sql &&
-        d.cursor === undefined &&
-        d.setting === undefined &&
-        JSON.stringify(f.policiesApplied) === JSON.stringify(d.policiesApplied)
-      )
-    })
-  )
-}
-
-/** @internal The session's cached rewrite of exactly this text, if any. */
-export function cachedRewrite(sql: string, session: CompiledSession): RewriteResult | undefined {
-  if (session.hasQueryDecisions) return undefined
-  return session.rewriteCache.get(sql) as RewriteResult | undefined
-}
-
-/** @internal Caches a rewrite (one made elsewhere too: a rewrite worker) for the session. */
-export function rememberRewrite(
-  sql: string,
-  session: CompiledSession,
-  result: RewriteResult,
-): void {
-  if (!session.hasQueryDecisions && sql.length <= 16_384) session.rewriteCache.set(sql, result)
 }
 
 function rewriteStatement(

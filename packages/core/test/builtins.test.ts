@@ -1,12 +1,12 @@
 import { expect, it } from 'vitest'
 import { loadCore } from '../src/load-core.js'
-import { REFUSED_FUNCTION_NAMES } from '../src/policy/builtins.generated.js'
 import {
   FUNCTION_ALLOWLIST,
   OPERATOR_ALLOWLIST,
   wordSet,
 } from '../src/policy/function-allowlist.js'
 import { AGGREGATE_FUNCTIONS, SET_RETURNING_FUNCTIONS } from '../src/policy/function-kinds.js'
+import { REFUSED_FUNCTION_NAMES } from '../src/policy/refused-builtins.generated.js'
 import { validateExpression } from '../src/policy/validate-policy.js'
 import { describeOnDatabases } from './fixtures/databases.js'
 import { makeSession, run, runError } from './fixtures/session.js'

@@ -7,11 +7,8 @@
  * exist".
  */
 import { REFUSAL_CATEGORIES, type RefusalCategory } from './builtin-review.js'
-import {
-  ALLOWED_FUNCTION_NAMES,
-  OPERATOR_NAMES,
-  REFUSED_FUNCTION_NAMES,
-} from './builtins.generated.js'
+import { ALLOWED_FUNCTION_NAMES, OPERATOR_NAMES } from './builtins.generated.js'
+import { REFUSED_FUNCTION_NAMES } from './refused-builtins.generated.js'
 
 export { REG_TYPES } from './builtin-review.js'
 

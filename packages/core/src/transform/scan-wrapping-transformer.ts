@@ -1,24 +1,18 @@
-import type { PushdownCandidate } from '../analyze/leakproof-conjuncts.js'
 import type { QueryAnalysis } from '../analyze/query-analyzer.js'
-import { expressionText, scanBodyFragment, statementFragment } from '../ast/deparse.js'
+import { statementFragment } from '../ast/deparse.js'
 import { mapFields, mapTree } from '../ast/map-tree.js'
 import {
   type AstNode,
-  and,
   binaryOp,
-  columnRef,
   type NodeBody,
   nullConst,
   numberConst,
   type Pg,
   rangeSubselect,
-  rangeVar,
-  resTarget,
   selectStmt,
   stringConst,
   stringNode,
   stringsOf,
-  tagOf,
   typeCast,
 } from '../ast/node.js'
 import {
@@ -35,9 +29,11 @@ import { pgCatalogFragment } from '../catalog/pg-catalog.js'
 import { PalisadeError } from '../errors.js'
 import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
-import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
+import type { ScanPlan } from '../session/scan-plan.js'
 import { SqlState } from '../sqlstate.js'
 import { dependentGroupColumns } from './functional-dependency.js'
+import { identityLabel } from './identity-labels.js'
+import { innerScan, leakproofConjuncts } from './inner-scan.js'
 import { systemColumnUse } from './system-columns.js'
 import {
   mayReadWholeRows,
@@ -302,42 +298,6 @@ export function wrapScans(
   return mapTree(query, mapper)
 }
 
-/**
- * The plan's subquery with the user's `ONLY` and `TABLESAMPLE` moved onto the inner scan and
- * the leakproof user conjuncts added inside the fence.
- */
-function innerScan(
-  plan: ScanPlan,
-  fragments: ScanFragments,
-  rv: Pg.RangeVar,
-  sample: Pg.RangeTableSample | undefined,
-  pushed: readonly AstNode[],
-  system: readonly string[],
-): AstNode {
-  // The parser writes `inh: true` for a plain scan and leaves it out for `ONLY`.
-  const only = rv.inh !== true
-  // The common case: the whole body was deparsed once per session.
-  if (!only && !sample && pushed.length === 0 && system.length === 0) return fragments.body
-  if (!only && !sample && system.length === 0) {
-    const conjuncts = fragments.whereText === undefined ? [] : [fragments.whereText]
-    for (const conjunct of pushed) conjuncts.push(expressionText(conjunct))
-    return scanBodyFragment(fragments.head, conjuncts, plan.filtered)
-  }
-  let scan: AstNode = rangeVar(plan.table.schema, plan.table.name)
-  if (only) {
-    // The deparser prints ONLY for a RangeVar without `inh`, as the parser gives it.
-    const { inh: _inh, ...rest } = (scan as { RangeVar: Pg.RangeVar }).RangeVar
-    scan = { RangeVar: rest }
-  }
-  if (sample) scan = { RangeTableSample: { ...sample, relation: scan } }
-  return selectStmt({
-    targets: [fragments.targets, ...system.map((c) => resTarget(columnRef(plan.table.name, c)))],
-    from: [scan],
-    where: and(fragments.where, ...pushed),
-    fence: plan.filtered,
-  })
-}
-
 /** The session's filtered form of a catalog view, deparsed once per session. */
 function catalogView(session: CompiledSession, view: VirtualInformationSchemaView): AstNode {
   let fragment = session.catalogViews.get(view)
@@ -365,74 +325,3 @@ const LEVEL_CLAUSES = new Set([
 
 /** Clauses where a bare name may be an output column, so it is never read as a whole row. */
 const OUTPUT_NAME_CLAUSES = new Set(['sortClause', 'groupClause', 'distinctClause'])
-
-/** The most user conjuncts copied below one fence. */
-const MAX_PUSHED_CONJUNCTS = 32
-
-/**
- * Copies of the user's leakproof conjuncts on this scan, re-qualified to the inner table.
- * Only for fenced scans (unfenced ones PostgreSQL pushes down itself) and only on visible,
- * unmasked columns, so they read exactly what the user could read above the fence.
- */
-function leakproofConjuncts(
-  plan: ScanPlan,
-  candidates: readonly PushdownCandidate[] | undefined,
-): AstNode[] {
-  if (!plan.filtered || !candidates) return []
-  const inner = plan.table.name
-  // Distinct ones, and a few: enough for the planner to pick an index; thousands would only
-  // multiply its work on a statement with thousands of conditions.
-  const seen = new Set<string>()
-  const pushable = candidates.filter((c) => {
-    if (seen.size >= MAX_PUSHED_CONJUNCTS) return false
-    if (!plan.columns.includes(c.column) || plan.masked.has(c.column)) return false
-    const key = JSON.stringify(c.node)
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
-  return pushable.map((c) =>
-    mapTree(c.node, (_node, tag, body) =>
-      tag === 'ColumnRef'
-        ? columnRef(inner, stringsOf((body as Pg.ColumnRef).fields).slice(-1)[0] as string)
-        : undefined,
-    ),
-  )
-}
-
-/** Identity functions called with no arguments, named after themselves in the output. */
-const IDENTITY_FUNCTIONS = new Set([
-  'current_database',
-  'current_schema',
-  'current_user',
-  'session_user',
-])
-
-/** Output column names PostgreSQL gives the identity value functions. */
-const IDENTITY_LABELS: Partial<Record<NonNullable<Pg.SQLValueFunction['op']>, string>> = {
-  SVFOP_CURRENT_USER: 'current_user',
-  SVFOP_SESSION_USER: 'session_user',
-  SVFOP_USER: 'current_user',
-  SVFOP_CURRENT_ROLE: 'current_role',
-  SVFOP_CURRENT_CATALOG: 'current_catalog',
-  SVFOP_CURRENT_SCHEMA: 'current_schema',
-}
-
-/** Output column name PostgreSQL gives an identity function, to keep it after substitution. */
-function identityLabel(val: AstNode | undefined): string | undefined {
-  const tag = tagOf(val)
-  if (tag === 'SQLValueFunction') {
-    const op = (val as { SQLValueFunction: Pg.SQLValueFunction }).SQLValueFunction.op
-    return op === undefined ? undefined : IDENTITY_LABELS[op]
-  }
-  if (tag === 'FuncCall') {
-    const call = (val as { FuncCall: Pg.FuncCall }).FuncCall
-    const names = stringsOf(call.funcname)
-    const name = names[names.length - 1]
-    if ((call.args?.length ?? 0) === 0 && IDENTITY_FUNCTIONS.has(name ?? '')) {
-      return name
-    }
-    if (catalogFunctionName(names) !== undefined) return name
-  }
-  return undefined
-}

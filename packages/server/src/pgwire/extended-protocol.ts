@@ -10,46 +10,21 @@ import { errorResponse, toWireFields } from '../wire/error-response.js'
 import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { malformed, type WireReader } from '../wire/wire-reader.js'
 import { WireWriter } from '../wire/wire-writer.js'
-import { closeComplete, commandComplete, parseComplete } from './backend-messages.js'
+import { closeComplete, commandComplete } from './backend-messages.js'
 import { checkBindBody } from './bind-message.js'
 import type { ClientOutput } from './client-socket.js'
+import { ClientStatements, NO_TYPES, type Prepared } from './client-statements.js'
 import type { ConnectionContext } from './connection-context.js'
+import { deallocateTarget, extendedStatement } from './extended-statement-check.js'
 import { Frontend } from './frontend-messages.js'
-import { objectIdentifierParameter } from './object-identifier-types.js'
-import { UpstreamStatements } from './upstream-statements.js'
+import { RepeatedStatements } from './repeated-statements.js'
+import { runAsPrepared } from './simple-as-prepared.js'
 
 /** Messages that rewrite or look up statements: the session must be current for them. */
 const NEEDS_SESSION = new Set<number>([Frontend.Parse, Frontend.Bind, Frontend.Describe])
 const SYNC = serialize.sync()
 /** A parameter reference: such SQL is never turned into a prepared statement. */
 const PARAMETER = /\$\d/
-/** Simple-protocol statements remembered per generation to find the repeated ones. */
-const SEEN_MAX = 256
-/** The run of the same simple-protocol statement that prepares it upstream. */
-const PREPARE_AT_RUN = 3
-/** FNV-1a over UTF-16 code units, as a small integer (no allocation, unlike a digest). */
-function textHash(text: string): number {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
-  }
-  // 30 bits: a small integer that V8 keeps unboxed in the Set.
-  return hash & 0x3fffffff
-}
-
-/** Shared by every Parse without parameter types (never modified). */
-const NO_TYPES: number[] = []
-
-/** A client's prepared statement and the upstream statement that carries its rewritten SQL. */
-interface Prepared {
-  upstreamName: string
-  originalSql: string
-  statement: RewrittenStatement | undefined
-  types: number[]
-  /** The compiled session it was rewritten for; a rebuild makes it stale. */
-  session: CompiledSession
-}
-
 /** A bound portal: what its Execute audits, and the access rules it was bound under. */
 interface Portal {
   originalSql: string
@@ -68,30 +43,20 @@ interface Portal {
  */
 export class ExtendedProtocol {
   readonly #ctx: ConnectionContext
-  readonly #statements = new Map<string, Prepared>()
+  readonly #statements: ClientStatements
   readonly #portals = new Map<string, Portal>()
-  readonly #upstream: UpstreamStatements
-  /**
-   * How often each recent simple-protocol SELECT ran, by a hash of its rewritten SQL: the third
-   * time, it is prepared. Numbers, not the texts: statements with distinct literals come by the
-   * thousand, and keeping each text for hundreds of statements would move it to the old
-   * generation for the garbage collector's major cycles. A collision only prepares early.
-   */
-  #seen = new Map<number, number>()
-  /** The generation before `#seen`: two generations bound the memory without deletes. */
-  #seenBefore = new Map<number, number>()
+  /** Simple-protocol SELECTs this connection repeats: prepared upstream from the third run. */
+  readonly #repeated = new RepeatedStatements()
   #skipping = false
 
   constructor(ctx: ConnectionContext) {
     this.#ctx = ctx
-    this.#upstream = new UpstreamStatements(`palisade_${ctx.id}_`, {
-      byContent: ctx.relay.sharedStatements,
-    })
+    this.#statements = new ClientStatements(ctx)
   }
 
   /** Names of the upstream statements still open (closed before the session is released). */
   get upstreamStatements(): string[] {
-    return this.#upstream.names
+    return this.#statements.upstreamNames
   }
 
   /** After an error, messages are ignored until Sync, as PostgreSQL does. */
@@ -188,7 +153,7 @@ export class ExtendedProtocol {
       if (statement === null) return
       const prepared: Prepared = { upstreamName: '', originalSql: sql, statement, types, session }
       this.#statements.set(name, prepared)
-      this.#prepareUpstream(prepared, () => {
+      this.#statements.prepareUpstream(prepared, () => {
         if (this.#statements.get(name) === prepared) this.#statements.delete(name)
       })
     }
@@ -207,41 +172,6 @@ export class ExtendedProtocol {
   }
 
   /**
-   * Points a client statement at the upstream statement for its SQL: an existing one (the
-   * ParseComplete is answered here) or a new one (Parse sent upstream; `onRefused` runs when the
-   * upstream refuses it). `swallow` hides the answer: a re-prepare the client never asked for.
-   */
-  #prepareUpstream(
-    prepared: Prepared,
-    onRefused: (error: ScrubbedError) => void,
-    swallow = false,
-  ): void {
-    const { name, prepare } = this.#upstream.acquire(prepared.statement?.sql ?? '', prepared.types)
-    prepared.upstreamName = name
-    if (!prepare) {
-      if (!swallow) this.#ctx.relay.local(parseComplete())
-      return
-    }
-    this.#ctx.relay.send(
-      serialize.parse({ name, text: prepared.statement?.sql ?? '', types: prepared.types }),
-      {
-        terminals: '1',
-        swallow,
-        originalSql: prepared.originalSql,
-        onDone: (error) => {
-          if (!error) return
-          this.#upstream.forget(name)
-          this.#ctx.relay.forgetStatement(name)
-          onRefused(error)
-        },
-      },
-    )
-    const inUse = (upstream: string) =>
-      [...this.#statements.values()].some((p) => p.upstreamName === upstream)
-    for (const evicted of this.#upstream.evict(inUse)) this.#closeUpstream(evicted)
-  }
-
-  /**
    * Runs a simple-protocol SELECT as a prepared statement upstream (Parse once, then Bind,
    * Describe, Execute, Sync), so PostgreSQL does not parse and plan the larger rewritten SQL
    * again each time. Only from the third time the connection sends the same statement (an ad-hoc
@@ -256,47 +186,8 @@ export class ExtendedProtocol {
     onDone: (error: ScrubbedError | undefined) => void,
   ): boolean {
     if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
-    const key = textHash(statement.sql)
-    const runs = (this.#seen.get(key) ?? this.#seenBefore.get(key) ?? 0) + 1
-    // Bounded: one-off statements (distinct literals) come and go, a generation at a time.
-    if (this.#seen.size >= SEEN_MAX && !this.#seen.has(key)) {
-      this.#seenBefore = this.#seen
-      this.#seen = new Map()
-    }
-    this.#seen.set(key, runs)
-    // A statement that merely recurs by chance (a random key among a few hundred) would cost a
-    // Parse and later a Close for one or two runs: only the third run prepares.
-    if (runs < PREPARE_AT_RUN) return false
-    const prepared: Prepared = {
-      upstreamName: '',
-      originalSql: statement.originalSql,
-      statement,
-      types: NO_TYPES,
-      session: this.#ctx.live.compiled,
-    }
-    this.#prepareUpstream(prepared, onError, true)
-    const { relay } = this.#ctx
-    const originalSql = statement.originalSql
-    const failed = (error: ScrubbedError | undefined) => {
-      if (error) onError(error)
-    }
-    relay.send(serialize.bind({ statement: prepared.upstreamName }), {
-      terminals: '2',
-      swallow: true,
-      originalSql,
-      onDone: failed,
-    })
-    relay.send(serialize.describe({ type: 'P', name: '' }), {
-      terminals: 'Tn',
-      originalSql,
-      onDone: failed,
-    })
-    relay.send(serialize.execute({ portal: '', rows: 0 }), {
-      terminals: 'CIs',
-      originalSql,
-      onDone: failed,
-    })
-    relay.send(SYNC, { terminals: 'Z', hideReady: true, originalSql, onDone })
+    if (!this.#repeated.repeated(statement.sql)) return false
+    runAsPrepared(this.#ctx, this.#statements, statement, onError, onDone)
     return true
   }
 
@@ -327,28 +218,7 @@ export class ExtendedProtocol {
     types: readonly number[],
   ): RewrittenStatement | undefined | null {
     try {
-      const { statements } = result
-      const objectType = objectIdentifierParameter(types)
-      if (objectType !== undefined) {
-        throw WireError.error(
-          WireSqlState.FeatureNotSupported,
-          `feature not supported: parameters of type ${objectType}`,
-        )
-      }
-      if (statements.length > 1) {
-        throw WireError.error(
-          WireSqlState.SyntaxError,
-          'cannot insert multiple commands into a prepared statement',
-        )
-      }
-      const statement = statements[0]
-      if (statement?.kind === 'deallocate') {
-        throw WireError.error(
-          WireSqlState.FeatureNotSupported,
-          'feature not supported: DEALLOCATE in the extended query protocol',
-        )
-      }
-      return statement
+      return extendedStatement(result, types)
     } catch (error) {
       this.#refuse(sql, error, started)
       return null
@@ -360,13 +230,6 @@ export class ExtendedProtocol {
     if (error instanceof WireError && error.fatal) throw error
     this.#ctx.audit.rejected(sql, error, performance.now() - started)
     this.#fail(error)
-  }
-
-  #closeUpstream(upstreamName: string): void {
-    this.#ctx.relay.send(serialize.close({ type: 'S', name: upstreamName }), {
-      terminals: '3',
-      swallow: true,
-    })
   }
 
   /** Looks a statement up, preparing it again first when the session was rebuilt since. */
@@ -391,7 +254,7 @@ export class ExtendedProtocol {
     prepared.statement = statement
     prepared.session = session
     // Transparent: the client never asked for this Parse, so its ParseComplete is not relayed.
-    this.#prepareUpstream(prepared, () => {}, true)
+    this.#statements.prepareUpstream(prepared, () => {}, true)
     return prepared
   }
 
@@ -506,25 +369,19 @@ export class ExtendedProtocol {
    * backend) and queues the CommandComplete; throws 26000 when the name is unknown.
    */
   deallocate(originalSql: string): void {
-    const match = /^\s*deallocate\s+(?:prepare\s+)?(?:"((?:[^"]|"")*)"|([^\s;]+))/i.exec(
-      originalSql,
-    )
-    const quoted = match?.[1]
-    const bare = match?.[2]
+    const target = deallocateTarget(originalSql)
     let tag = 'DEALLOCATE'
-    if (quoted === undefined && bare?.toLowerCase() === 'all') {
+    if (target.all) {
       this.#statements.clear()
       tag = 'DEALLOCATE ALL'
     } else {
-      const name = quoted?.replaceAll('""', '"') ?? bare?.toLowerCase() ?? ''
-      const prepared = this.#statements.get(name)
-      if (!prepared || name === '') {
+      if (target.name === '' || !this.#statements.has(target.name)) {
         throw WireError.error(
           WireSqlState.InvalidSqlStatementName,
-          `prepared statement "${name}" does not exist`,
+          `prepared statement "${target.name}" does not exist`,
         )
       }
-      this.#statements.delete(name)
+      this.#statements.delete(target.name)
     }
     // Upstream statements stay cached for this connection (upstream-statements.ts).
     this.#ctx.relay.local(commandComplete(tag))
