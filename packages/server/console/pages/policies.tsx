@@ -1,20 +1,14 @@
-import { useEffect, useState } from 'preact/hooks'
-import { type ApiFailure, api } from '../api'
-import type { Assignment, Datasource, DecisionFunction, Policy, Role, Target, User } from '../types'
+import { useState } from 'preact/hooks'
+import { api } from '../api'
+import type { DecisionFunction, Policy, Target } from '../types'
 import { DeleteCard } from '../ui/delete-card'
-import { assignmentScope } from '../ui/format'
-import {
-  ActionError,
-  Checkbox,
-  SaveError,
-  Select,
-  TextArea,
-  TextField,
-  useAction,
-} from '../ui/forms'
+import { Checkbox, SaveError, Select, TextArea, TextField, useAction } from '../ui/forms'
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
 import { Show, useLoad } from '../ui/states'
+import { ExpressionStatus, useExpressionCheck } from './expression-check'
+import { PolicyAssignments } from './policy-assignments'
+import { ShadowReport } from './policy-shadow-report'
 
 export const POLICY_TYPES = [
   'row_filter',
@@ -110,78 +104,6 @@ export function PolicyPage(props: { id: string }) {
         )}
       </Show>
     </section>
-  )
-}
-
-type Validation =
-  | { state: 'idle' }
-  | { state: 'checking' }
-  | { state: 'valid'; variables: string[]; undefined_attributes: string[] }
-  | { state: 'invalid'; error: string }
-
-/** Asks the API whether the expression parses, a moment after typing stops. */
-function useExpressionCheck(expression: string, isMask: boolean): Validation {
-  const [result, setResult] = useState<Validation>({ state: 'idle' })
-  useEffect(() => {
-    if (expression.trim() === '') {
-      setResult({ state: 'idle' })
-      return
-    }
-    setResult({ state: 'checking' })
-    let live = true
-    const timer = setTimeout(() => {
-      api<{
-        valid: boolean
-        error?: string
-        variables?: string[]
-        undefined_attributes?: string[]
-      }>('POST', '/policies/validate-expression', { expression, is_mask: isMask }).then(
-        (r) => {
-          if (!live) return
-          setResult(
-            r.valid
-              ? {
-                  state: 'valid',
-                  variables: r.variables ?? [],
-                  undefined_attributes: r.undefined_attributes ?? [],
-                }
-              : { state: 'invalid', error: r.error ?? 'invalid expression' },
-          )
-        },
-        (e: ApiFailure) => live && setResult({ state: 'invalid', error: e.message }),
-      )
-    }, 350)
-    return () => {
-      live = false
-      clearTimeout(timer)
-    }
-  }, [expression, isMask])
-  return result
-}
-
-function ExpressionStatus(props: { check: Validation }) {
-  const { check } = props
-  if (check.state === 'idle') return null
-  if (check.state === 'checking')
-    return (
-      <p class="check-status" role="status">
-        Checking…
-      </p>
-    )
-  if (check.state === 'invalid')
-    return (
-      <p class="check-status invalid" role="status" data-testid="expression-status">
-        Does not parse: {check.error}
-      </p>
-    )
-  return (
-    <p class="check-status valid" role="status" data-testid="expression-status">
-      Parses.
-      {check.variables.length > 0 &&
-        ` Uses ${check.variables.map((v) => `{user.${v}}`).join(', ')}.`}
-      {check.undefined_attributes.length > 0 &&
-        ` Not defined as user attributes: ${check.undefined_attributes.join(', ')} (fails at query time).`}
-    </p>
   )
 }
 
@@ -378,127 +300,6 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
   )
 }
 
-function PolicyAssignments(props: { policy: Policy; onChanged: () => void }) {
-  const datasources = useOptions<Datasource>(
-    '/datasources',
-    (d) => d.name,
-    (d) => d.id,
-  )
-  const users = useOptions<User>(
-    '/users',
-    (u) => u.username,
-    (u) => u.id,
-  )
-  const roles = useOptions<Role>(
-    '/roles',
-    (r) => r.name,
-    (r) => r.id,
-  )
-  const [dsId, setDsId] = useState('')
-  const [scope, setScope] = useState('all')
-  const [subject, setSubject] = useState('')
-  const [priority, setPriority] = useState('100')
-  const action = useAction()
-  const ds = dsId || datasources[0]?.[0] || ''
-  const subjects = scope === 'user' ? users : scope === 'role' ? roles : []
-  const who = subject || subjects[0]?.[0] || ''
-  const assign = (e: Event) => {
-    e.preventDefault()
-    void action.run(async () => {
-      await api('POST', `/datasources/${ds}/policies`, {
-        policy_id: props.policy.id,
-        scope,
-        ...(scope === 'user' ? { user_id: who } : {}),
-        ...(scope === 'role' ? { role_id: who } : {}),
-        priority: Number(priority),
-      })
-      props.onChanged()
-    })
-  }
-  const unassign = (a: Assignment) =>
-    action.run(async () => {
-      await api('DELETE', `/datasources/${a.datasource_id}/policies/${a.id}`)
-      props.onChanged()
-    })
-  const list = props.policy.assignments ?? []
-  return (
-    <div class="card">
-      <h2>Assignments</h2>
-      {list.length === 0 ? (
-        <p class="state empty">Not assigned: this policy has no effect yet.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Datasource</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Priority</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((a) => (
-              <tr key={a.id}>
-                <td>
-                  <Link to={`/datasources/${a.datasource_id}`}>{a.datasource_name}</Link>
-                </td>
-                <td>{assignmentScope(a)}</td>
-                <td>{a.priority}</td>
-                <td>
-                  <button type="button" class="link" onClick={() => unassign(a)}>
-                    Unassign from {a.datasource_name}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {datasources.length === 0 ? (
-        <p class="state empty">Create a datasource to assign this policy.</p>
-      ) : (
-        <form class="inline" onSubmit={assign}>
-          <Select
-            label="Datasource"
-            name="assign-datasource"
-            value={ds}
-            options={datasources}
-            onChange={setDsId}
-          />
-          <Select
-            label="Scope"
-            name="assign-scope"
-            value={scope}
-            options={[
-              ['all', 'all users'],
-              ['role', 'a role'],
-              ['user', 'a user'],
-            ]}
-            onChange={(v) => {
-              setScope(v)
-              setSubject('')
-            }}
-          />
-          {scope !== 'all' && (
-            <Select
-              label={scope === 'user' ? 'User' : 'Role'}
-              name="assign-subject"
-              value={who}
-              options={subjects}
-              onChange={setSubject}
-            />
-          )}
-          <TextField label="Priority" type="number" value={priority} onChange={setPriority} />
-          <button type="submit" disabled={action.busy}>
-            Assign
-          </button>
-        </form>
-      )}
-      <ActionError error={action.error} />
-    </div>
-  )
-}
-
 function DeletePolicy(props: { policy: Policy }) {
   return (
     <DeleteCard
@@ -507,77 +308,5 @@ function DeletePolicy(props: { policy: Policy }) {
       path={`/policies/${props.policy.id}`}
       back="/policies"
     />
-  )
-}
-
-interface ShadowReportAnswer {
-  statements: number
-  would_deny: number
-  users: { user_id: string; username: string; statements: number; would_deny: number }[]
-  examples: {
-    id: string
-    created_at: string
-    username: string
-    original_query: string
-    would_deny: boolean
-  }[]
-}
-
-/** What this policy, in shadow mode, would have done over the last week of the query audit. */
-function ShadowReport(props: { policy: Policy }) {
-  const report = useLoad(
-    () =>
-      api<ShadowReportAnswer>(
-        'GET',
-        `/policies/${props.policy.id}/shadow-report?from=${encodeURIComponent(new Date(Date.now() - 7 * 86_400_000).toISOString())}`,
-      ),
-    [props.policy.id, props.policy.version],
-  )
-  return (
-    <div class="card">
-      <h2>Shadow report (last 7 days)</h2>
-      <Show
-        result={report}
-        what="the shadow report"
-        isEmpty={(r) => r.statements === 0}
-        empty="No statement has met this policy yet."
-      >
-        {(r) => (
-          <>
-            <p>
-              Matched {r.statements} statement{r.statements === 1 ? '' : 's'} of {r.users.length}{' '}
-              user{r.users.length === 1 ? '' : 's'}; enforcing it would have refused {r.would_deny}.
-            </p>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">User</th>
-                  <th scope="col">Statements</th>
-                  <th scope="col">Would be refused</th>
-                </tr>
-              </thead>
-              <tbody>
-                {r.users.map((u) => (
-                  <tr key={u.user_id}>
-                    <td>{u.username}</td>
-                    <td>{u.statements}</td>
-                    <td>{u.would_deny}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            <h3>Latest statements</h3>
-            <ul>
-              {r.examples.map((e) => (
-                <li key={e.id}>
-                  <code>{e.original_query}</code> by {e.username}
-                  {e.would_deny ? ' (would be refused)' : ''}
-                </li>
-              ))}
-            </ul>
-          </>
-        )}
-      </Show>
-    </div>
   )
 }
