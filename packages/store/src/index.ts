@@ -81,6 +81,16 @@ export {
 export type { Anchor, Relationship } from './catalog/relationship-rows.js'
 export type { RelationshipsService } from './catalog/relationships-service.js'
 export {
+  bodySchemas,
+  boundedString,
+  identName,
+  intRange,
+  issueDetails,
+  jsonObject,
+  policyName,
+  uuidString,
+} from './contract.js'
+export {
   type CreateStoreOptions,
   createStore,
   type ScopedStore,

@@ -133,9 +133,9 @@ function FunctionEditor(props: { fn: DecisionFunction | null; onSaved: () => voi
   const [config, setConfig] = useState(
     JSON.stringify(f?.decision_config ?? { exempt_role: 'auditor' }, null, 2),
   )
-  const [context, setContext] = useState(f?.evaluate_context ?? 'session')
-  const [onError, setOnError] = useState(f?.on_error ?? 'deny')
-  const [logLevel, setLogLevel] = useState(f?.log_level ?? 'off')
+  const [context, setContext] = useState<string>(f?.evaluate_context ?? 'session')
+  const [onError, setOnError] = useState<string>(f?.on_error ?? 'deny')
+  const [logLevel, setLogLevel] = useState<string>(f?.log_level ?? 'off')
   const [enabled, setEnabled] = useState(f?.is_enabled ?? true)
   const [testContext, setTestContext] = useState(SAMPLE_CONTEXT)
   const [answer, setAnswer] = useState<TestAnswer | null>(null)

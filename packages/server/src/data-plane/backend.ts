@@ -1,5 +1,5 @@
 import type { SessionInput } from '@palisade/core'
-import type { LoginAuditRecord } from '@palisade/store'
+import type { ChangeEvent, LoginAuditRecord, QueryAuditRecord } from '@palisade/store'
 import type { UpstreamConfig } from '../upstream/upstream.types.js'
 
 /** The stored parts of a SCRAM-SHA-256 verifier, base64 encoded. */
@@ -15,29 +15,10 @@ export interface ScramCredentials {
 }
 
 /** Which live sessions a committed change affects (docs/roles-and-access.md#changes-apply-live). */
-export type SessionChange =
-  | { type: 'user'; userIds: readonly string[] }
-  | { type: 'ds'; datasourceId: string }
-  | { type: 'ds_users'; datasourceId: string; userIds: readonly string[] }
-  | { type: 'everyone' }
+export type SessionChange = ChangeEvent
 
-/** One query-audit row (docs/audit.md#query-audit). */
-export interface AuditRow {
-  user_id: string
-  username: string
-  data_source_id: string
-  datasource_name: string
-  original_query: string
-  rewritten_query: string | null
-  policies_applied: readonly unknown[]
-  execution_time_ms: number | null
-  client_info: string | null
-  status: 'success' | 'error' | 'denied'
-  error_message: string | null
-  /** Shadow policies that matched and whether they would have refused the statement. */
-  shadow_policies?: readonly unknown[]
-  shadow_denied?: boolean
-}
+/** One query-audit row (docs/audit.md#query-audit), as the store's writer takes it. */
+export type AuditRow = QueryAuditRecord
 
 /**
  * Everything the data plane needs from the resource store, behind one small interface so the

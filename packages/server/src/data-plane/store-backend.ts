@@ -39,7 +39,7 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
       return upstreamConfigOf(ds)
     },
     audit(row: AuditRow) {
-      store.audit.queries.write({ ...row, policies_applied: row.policies_applied })
+      store.audit.queries.write(row)
     },
     onChange(listener: (change: SessionChange) => void) {
       return store.changes.subscribe((notice) => listener(notice))

@@ -47,7 +47,7 @@ export const RESERVED_USER_KEYS = ['id', 'username', 'user_id', 'roles'] as cons
 
 const entityTypes = ['user', 'table', 'column'] as const
 const valueTypes = ['string', 'integer', 'boolean', 'list'] as const
-const createSchema = v.object({
+export const createAttributeSchema = v.object({
   key: v.pipe(
     boundedString(1, 64),
     v.regex(/^[A-Za-z][A-Za-z0-9_]*$/, 'must match [A-Za-z][A-Za-z0-9_]*'),
@@ -61,7 +61,9 @@ const createSchema = v.object({
   ),
   description: v.nullish(boundedString(0, 1000)),
 })
-const updateSchema = v.partial(v.omit(createSchema, ['key', 'entity_type']))
+export const updateAttributeSchema = v.partial(
+  v.omit(createAttributeSchema, ['key', 'entity_type']),
+)
 
 type Row = typeof attributeDefinitions.$inferSelect
 
@@ -147,7 +149,7 @@ export class AttributesService {
 
   /** Creates a definition; 422 (reserved keys for `user`), 409 already_exists. */
   async create(input: CreateAttributeInput, actorId: string): Promise<AttributeDefinitionRecord> {
-    const body = parseBody(createSchema, input)
+    const body = parseBody(createAttributeSchema, input)
     if (
       body.entity_type === 'user' &&
       (RESERVED_USER_KEYS as readonly string[]).includes(body.key)
@@ -239,7 +241,7 @@ export class AttributesService {
           message: 'entity_type cannot change',
         })
       }
-      const body = parseBody(updateSchema, input)
+      const body = parseBody(updateAttributeSchema, input)
       if (immutable.length > 0) throw new ValidationError(immutable)
       for (const key of ['display_name', 'value_type'] as const) {
         if (raw[key] === null) {

@@ -25,13 +25,13 @@ import {
   toRelationship,
 } from './relationship-rows.js'
 
-const relationshipSchema = v.object({
+export const relationshipSchema = v.object({
   child_table_id: uuidString,
   child_column_name: boundedString(1, 63),
   parent_table_id: uuidString,
   parent_column_name: boundedString(1, 63),
 })
-const anchorSchema = v.object({
+export const anchorSchema = v.object({
   child_table_id: uuidString,
   resolved_column_name: v.pipe(
     boundedString(1, 63),

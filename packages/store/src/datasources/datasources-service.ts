@@ -5,7 +5,7 @@ import { type Db, onUniqueViolation } from '../kernel/db.js'
 import { ResourceConflictError, ResourceNotFoundError, ValidationError } from '../kernel/errors.js'
 import { uuidv7 } from '../kernel/ids.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
-import { boundedString, parseBody } from '../kernel/validation.js'
+import { boundedString, intRange, jsonObject, parseBody } from '../kernel/validation.js'
 import { removeAssignments } from '../policies/assignment-cascade.js'
 import { datasources, policyAssignments } from '../schema/index.js'
 import {
@@ -67,20 +67,14 @@ export interface CreateDatasourceInput {
 export const POOL_MODES = ['session', 'transaction'] as const
 export type PoolMode = (typeof POOL_MODES)[number]
 
-const intRange = (min: number, max: number) =>
-  v.pipe(
-    v.number('expected an integer'),
-    v.integer('expected an integer'),
-    v.minValue(min, `must be ${min}-${max}`),
-    v.maxValue(max, `must be ${min}-${max}`),
-  )
 const fields = {
   name: v.pipe(
     boundedString(1, 64),
     v.regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'must match [A-Za-z][A-Za-z0-9_-]*'),
   ),
   ds_type: v.picklist(DS_TYPES, 'expected postgres or pglite'),
-  config: v.unknown(),
+  /** The keys of each `ds_type` are checked by parseConfig, which knows the merge rules. */
+  config: jsonObject,
   access_mode: v.nullish(
     v.picklist(['open', 'policy_required'], 'expected open or policy_required'),
   ),
@@ -90,11 +84,8 @@ const fields = {
   pool_mode: v.nullish(v.picklist(POOL_MODES, 'expected session or transaction')),
   classification_sampling: v.nullish(v.boolean('expected a boolean')),
 }
-const createSchema = v.object({
-  ...fields,
-  config: v.record(v.string(), v.unknown(), 'expected an object'),
-})
-const updateSchema = v.partial(v.object(fields))
+export const createDatasourceSchema = v.object(fields)
+export const updateDatasourceSchema = v.partial(v.object(fields))
 
 type Row = typeof datasources.$inferSelect
 
@@ -152,7 +143,7 @@ export class DatasourcesService {
 
   /** Creates a datasource; nobody gets access until granted. 422, 409 already_exists. */
   async create(input: CreateDatasourceInput, actorId: string): Promise<Datasource> {
-    const body = parseBody(createSchema, input)
+    const body = parseBody(createDatasourceSchema, input)
     const config = parseConfig(body.ds_type, body.config)
     return this.#ctx.mutate(actorId, async (m) => {
       const [row] = await onUniqueViolation(
@@ -239,7 +230,7 @@ export class DatasourcesService {
   ): Promise<Datasource> {
     return this.#ctx.mutate(actorId, async (m) => {
       const row = await requireDatasource(m.tx, id, true)
-      const body = parseBody(updateSchema, input)
+      const body = parseBody(updateDatasourceSchema, input)
       for (const key of [
         'name',
         'ds_type',

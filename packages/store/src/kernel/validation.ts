@@ -11,10 +11,12 @@ export function fieldOf(path: readonly { key: unknown }[] | undefined, prefix = 
   return out
 }
 
-const codeByType: Record<string, string> = {
+/** Valibot issue types mapped onto the detail codes of docs/admin-api.md#errors. */
+const codeByType: Readonly<Record<string, string>> = {
   min_length: 'too_short',
   non_empty: 'too_short',
   max_length: 'too_long',
+  max_bytes: 'too_long',
   min_value: 'out_of_range',
   max_value: 'out_of_range',
   integer: 'invalid_type',
@@ -27,15 +29,22 @@ const codeByType: Record<string, string> = {
   email: 'pattern',
 }
 
-/** Turns valibot issues into admin-api details with stable detail codes. */
+/**
+ * Turns valibot issues into `{field, code, message}` details with `targets[0].columns` paths:
+ * the one conversion, used by the store and the admin API alike.
+ */
 export function detailsOf(issues: readonly v.BaseIssue<unknown>[], prefix = ''): ErrorDetail[] {
   return issues.map((issue) => {
-    const field = fieldOf(issue.path, prefix) || prefix || '(body)'
+    const field = fieldOf(issue.path, prefix) || prefix || 'body'
     if (issue.kind === 'schema' && issue.input === undefined && issue.type !== 'undefined') {
       return { field, code: 'required', message: `${field} is required` }
     }
-    const code = codeByType[issue.type] ?? (issue.kind === 'schema' ? 'invalid_type' : 'pattern')
-    return { field, code, message: issue.message.toLowerCase().replace(/\.$/, '') }
+    // A union on a key (`action` of discovery) names the bad value: an enum problem.
+    const variant = issue.type === 'variant' && issue.path !== undefined
+    const code = variant
+      ? 'invalid_enum'
+      : (codeByType[issue.type] ?? (issue.kind === 'schema' ? 'invalid_type' : 'pattern'))
+    return { field, code, message: `${field} ${issue.message}` }
   })
 }
 
@@ -71,6 +80,21 @@ export const policyName = v.pipe(
 export const identName = v.pipe(
   boundedString(3, 50),
   v.regex(/^[A-Za-z][A-Za-z0-9_.-]*$/, 'must start with a letter and use [A-Za-z0-9_.-]'),
+)
+
+/** An integer from `min` to `max`. */
+export const intRange = (min: number, max: number) =>
+  v.pipe(
+    v.number('expected an integer'),
+    v.integer('expected an integer'),
+    v.minValue(min, `must be ${min}-${max}`),
+    v.maxValue(max, `must be ${min}-${max}`),
+  )
+
+/** A JSON object (valibot's `record` alone also accepts arrays). */
+export const jsonObject = v.pipe(
+  v.record(v.string(), v.unknown(), 'expected an object'),
+  v.check((value) => !Array.isArray(value), 'expected an object'),
 )
 
 /** Throws 422 when a request names keys that this route forbids. */

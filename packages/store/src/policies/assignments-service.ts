@@ -43,7 +43,7 @@ export interface AssignPolicyInput {
   valid_until?: string | null
 }
 
-const bodySchema = v.object({
+export const assignmentSchema = v.object({
   policy_id: uuidString,
   scope: v.nullish(v.string('expected a string')),
   user_id: v.nullish(uuidString),
@@ -164,7 +164,7 @@ export class AssignmentsService {
     return this.#ctx.mutate(actorId, async (m) => {
       await requireDatasource(m.tx, datasourceId)
       const scope = resolveScope(input)
-      const body = parseBody(bodySchema, input)
+      const body = parseBody(assignmentSchema, input)
       const exists = async (
         table: typeof policies | typeof users | typeof roles,
         id: string,

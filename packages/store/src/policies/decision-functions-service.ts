@@ -64,8 +64,8 @@ const fields = {
   log_level: v.nullish(v.picklist(['off', 'error', 'info'], 'expected off, error or info')),
   is_enabled: v.nullish(v.boolean('expected a boolean')),
 }
-const createSchema = v.object(fields)
-const updateSchema = v.object({
+export const createDecisionFunctionSchema = v.object(fields)
+export const updateDecisionFunctionSchema = v.object({
   ...v.partial(v.object(fields)).entries,
   version: v.pipe(v.number('expected an integer'), v.integer('expected an integer')),
 })
@@ -137,7 +137,7 @@ export class DecisionFunctionsService {
 
   /** Creates and compiles a function; 422 validation_failed/compile_failed, 409 already_exists. */
   async create(input: CreateDecisionFunctionInput, actorId: string): Promise<DecisionFunction> {
-    const body = parseBody(createSchema, input)
+    const body = parseBody(createDecisionFunctionSchema, input)
     const artifact = await compile(body.decision_fn)
     return this.#ctx.mutate(actorId, async (m) => {
       const [row] = await onUniqueViolation(
@@ -217,7 +217,7 @@ export class DecisionFunctionsService {
       .from(decisionFunctions)
       .where(eq(decisionFunctions.id, id))
     if (!current) throw new ResourceNotFoundError('decision function')
-    const body = parseBody(updateSchema, input)
+    const body = parseBody(updateDecisionFunctionSchema, input)
     for (const key of [
       'name',
       'decision_fn',

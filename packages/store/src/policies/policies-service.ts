@@ -23,11 +23,11 @@ import {
   type Body,
   checkDecisionFunction,
   checkShape,
-  createSchema,
+  createPolicySchema,
   liftDefinition,
   normalizeTargets,
   type PolicyEnforcement,
-  updateSchema,
+  updatePolicySchema,
 } from './policy-validation.js'
 
 /** A policy as the admin API returns it (docs/resources.md#policies). */
@@ -103,7 +103,7 @@ export class PoliciesService {
 
   /** Creates a policy at version 1: 422 shape/expression/decision function; 409 already_exists. */
   async create(input: CreatePolicyInput, actorId: string): Promise<Policy> {
-    const body = liftDefinition(parseBody(createSchema, input), input) as Body
+    const body = liftDefinition(parseBody(createPolicySchema, input), input) as Body
     const targets = body.targets as PolicyTarget[]
     await checkShape(this.#ctx.db, {
       policyType: body.policy_type,
@@ -193,7 +193,7 @@ export class PoliciesService {
   async update(id: string, input: UpdatePolicyInput, actorId: string): Promise<Policy> {
     const [current] = await this.#ctx.db.select().from(policies).where(eq(policies.id, id))
     if (!current) throw new ResourceNotFoundError('policy')
-    const parsed = parseBody(updateSchema, input)
+    const parsed = parseBody(updatePolicySchema, input)
     for (const key of ['name', 'policy_type', 'targets', 'is_enabled', 'enforcement']) {
       if ((input as Record<string, unknown>)[key] === null) {
         throw new ValidationError([

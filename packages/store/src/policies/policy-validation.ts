@@ -71,13 +71,13 @@ const fields = {
   enforcement: v.nullish(v.picklist(POLICY_ENFORCEMENTS, 'expected enforce or shadow')),
   definition: v.nullish(v.object({ filter_expression: expression, mask_expression: expression })),
 }
-export const createSchema = v.object(fields)
-export const updateSchema = v.object({
+export const createPolicySchema = v.object(fields)
+export const updatePolicySchema = v.object({
   ...v.partial(v.object(fields)).entries,
   version: v.pipe(v.number('expected an integer'), v.integer('expected an integer')),
 })
 
-export type Body = v.InferOutput<typeof createSchema>
+export type Body = v.InferOutput<typeof createPolicySchema>
 
 /** Applies the `definition` alternative form (docs/resources.md#policies): used only where top level is absent. */
 export function liftDefinition(body: Partial<Body>, raw: unknown): Partial<Body> {

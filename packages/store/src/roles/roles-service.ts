@@ -53,9 +53,9 @@ const fields = {
   description: v.nullish(boundedString(0, 500)),
   is_active: v.nullish(v.boolean('expected a boolean')),
 }
-const createSchema = v.object(fields)
-const updateSchema = v.partial(v.object(fields))
-const parentSchema = v.object({ parent_role_id: uuidString })
+export const createRoleSchema = v.object(fields)
+export const updateRoleSchema = v.partial(v.object(fields))
+export const roleParentSchema = v.object({ parent_role_id: uuidString })
 
 const snapshot = (r: RoleRow) => ({
   name: r.name,
@@ -73,7 +73,7 @@ export class RolesService {
 
   /** Creates a role; 422 on a bad name, 409 already_exists. */
   async create(input: CreateRoleInput, actorId: string): Promise<Role> {
-    const body = parseBody(createSchema, input)
+    const body = parseBody(createRoleSchema, input)
     return this.#ctx.mutate(actorId, async (m) => {
       const [row] = await onUniqueViolation(
         () =>
@@ -130,7 +130,7 @@ export class RolesService {
     return this.#ctx.mutate(actorId, async (m) => {
       const [row] = await m.tx.select().from(roles).where(eq(roles.id, id)).for('update')
       if (!row) throw new ResourceNotFoundError('role')
-      const body = parseBody(updateSchema, input)
+      const body = parseBody(updateRoleSchema, input)
       for (const key of ['name', 'is_active'] as const) {
         if (input && (input as Record<string, unknown>)[key] === null) {
           throw new ValidationError([
@@ -289,7 +289,7 @@ export class RolesService {
   async addParent(id: string, input: { parent_role_id: string }, actorId: string): Promise<void> {
     await this.#ctx.mutate(actorId, async (m) => {
       await requireRole(m.tx, id)
-      const parentId = parseBody(parentSchema, input).parent_role_id
+      const parentId = parseBody(roleParentSchema, input).parent_role_id
       await requireRole(m.tx, parentId).catch(() => {
         throw new ResourceNotFoundError('parent role', 'parent_role_id')
       })

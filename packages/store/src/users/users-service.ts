@@ -13,7 +13,13 @@ import {
 import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
-import { boundedString, identName, parseBody, rejectFields } from '../kernel/validation.js'
+import {
+  boundedString,
+  identName,
+  jsonObject,
+  parseBody,
+  rejectFields,
+} from '../kernel/validation.js'
 import { removeAssignments } from '../policies/assignment-cascade.js'
 import {
   attributeDefinitions,
@@ -74,7 +80,7 @@ export type PasswordCheck =
   | { user: User; reason: null }
   | { user: null; reason: 'unknown_user' | 'inactive_user' | 'wrong_password' }
 
-const password = v.pipe(
+export const passwordSchema = v.pipe(
   boundedString(8, 256),
   v.regex(/[A-Z]/, 'needs an uppercase letter'),
   v.regex(/[a-z]/, 'needs a lowercase letter'),
@@ -92,10 +98,11 @@ const userFields = {
   is_active: v.nullish(v.boolean('expected a boolean')),
   email: v.nullish(email),
   display_name: v.nullish(boundedString(0, 100)),
-  attributes: v.nullish(v.unknown()),
+  /** Checked against the attribute definitions (docs/resources.md#users). */
+  attributes: v.nullish(jsonObject),
 }
-const createSchema = v.object({ ...userFields, password })
-const updateSchema = v.partial(v.object(userFields))
+export const createUserSchema = v.object({ ...userFields, password: passwordSchema })
+export const updateUserSchema = v.partial(v.object(userFields))
 
 type UserRow = typeof users.$inferSelect
 
@@ -162,7 +169,7 @@ export class UsersService {
 
   /** Creates a user (docs/resources.md#users); 422, 409 already_exists. */
   async create(input: CreateUserInput, actorId: string): Promise<User> {
-    const body = parseBody(createSchema, input)
+    const body = parseBody(createUserSchema, input)
     const verifier = formatScramVerifier(await createScramVerifier(body.password))
     return this.#ctx.mutate(actorId, async (m) => {
       const attrs = validateUserAttributes(await userRules(m.tx), body.attributes ?? {})
@@ -236,7 +243,7 @@ export class UsersService {
     return this.#ctx.mutate(actorId, async (m) => {
       const row = await requireUser(m.tx, id, true)
       rejectFields(input, ['password'])
-      const body = parseBody(updateSchema, input)
+      const body = parseBody(updateUserSchema, input)
       for (const key of ['username', 'is_admin', 'is_active'] as const) {
         if (input && (input as Record<string, unknown>)[key] === null) {
           throw new ValidationError([
@@ -296,7 +303,7 @@ export class UsersService {
   async setPassword(id: string, input: { password: string }, actorId: string): Promise<User> {
     return this.#ctx.mutate(actorId, async (m) => {
       const row = await requireUser(m.tx, id, true)
-      const body = parseBody(v.object({ password }), input)
+      const body = parseBody(v.object({ password: passwordSchema }), input)
       const verifier = formatScramVerifier(await createScramVerifier(body.password))
       const [updated] = await m.tx
         .update(users)

@@ -1,24 +1,12 @@
+import { bodySchemas } from '@palisade/store'
 import * as v from 'valibot'
-import { text, uuid } from './common.js'
+import { uuid } from './common.js'
 
 /** Body of `POST /datasources/{id}/relationships` (docs/admin-api.md#relationships-anchors-and-their-checks). */
-export const createRelationshipBody = v.object({
-  child_table_id: uuid,
-  child_column_name: text(1, 63),
-  parent_table_id: uuid,
-  parent_column_name: text(1, 63),
-})
+export const createRelationshipBody = bodySchemas.relationship
 
 /** Body of `POST /datasources/{id}/column-anchors`; "exactly one of" is checked by the store. */
-export const createAnchorBody = v.object({
-  child_table_id: uuid,
-  resolved_column_name: v.pipe(
-    text(1, 63),
-    v.check((s) => s.trim() !== '', 'must not be blank'),
-  ),
-  relationship_id: v.nullish(uuid),
-  actual_column_name: v.nullish(v.string('expected a string')),
-})
+export const createAnchorBody = bodySchemas.anchor
 
 /** Query of `GET /datasources/{id}/relationships`. */
 export const listRelationshipsQuery = v.object({ child_table_id: v.optional(uuid) })

@@ -1,19 +1,13 @@
-import { windowFields } from '@palisade/store'
+import { bodySchemas, windowFields } from '@palisade/store'
 import * as v from 'valibot'
 import { pageQuery } from '../pagination.js'
-import { identName, idList, optionalBoolean, search, text, uuid } from './common.js'
-
-const roleFields = {
-  name: identName,
-  description: v.nullish(text(0, 500)),
-  is_active: optionalBoolean,
-}
+import { idList, search, uuid } from './common.js'
 
 /** Body of `POST /roles`. */
-export const createRoleBody = v.object(roleFields)
+export const createRoleBody = bodySchemas.role.create
 
 /** Body of `PUT`/`PATCH /roles/{id}`. */
-export const updateRoleBody = v.partial(v.object(roleFields))
+export const updateRoleBody = bodySchemas.role.update
 
 /** Body of `POST /roles/{id}/members`: 1-1000 user ids and an optional validity window. */
 export const addMembersBody = v.object({ user_ids: idList(1000, 1), ...windowFields })
@@ -22,7 +16,7 @@ export const addMembersBody = v.object({ user_ids: idList(1000, 1), ...windowFie
 export const putMemberBody = v.object(windowFields)
 
 /** Body of `POST /roles/{id}/parents`. */
-export const addParentBody = v.object({ parent_role_id: uuid })
+export const addParentBody = bodySchemas.role.parent
 
 /** `{id}/members/{user_id}` path. */
 export const memberParams = v.object({ id: uuid, user_id: uuid })

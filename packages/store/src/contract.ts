@@ -1,0 +1,45 @@
+import { createAttributeSchema, updateAttributeSchema } from './attributes/attributes-service.js'
+import { anchorSchema, relationshipSchema } from './catalog/relationships-service.js'
+import {
+  createDatasourceSchema,
+  updateDatasourceSchema,
+} from './datasources/datasources-service.js'
+import { assignmentSchema } from './policies/assignments-service.js'
+import {
+  createDecisionFunctionSchema,
+  updateDecisionFunctionSchema,
+} from './policies/decision-functions-service.js'
+import {
+  createPolicySchema,
+  policyTargetSchema,
+  updatePolicySchema,
+} from './policies/policy-validation.js'
+import { createRoleSchema, roleParentSchema, updateRoleSchema } from './roles/roles-service.js'
+import { createUserSchema, passwordSchema, updateUserSchema } from './users/users-service.js'
+
+export {
+  boundedString,
+  detailsOf as issueDetails,
+  identName,
+  intRange,
+  jsonObject,
+  policyName,
+  uuidString,
+} from './kernel/validation.js'
+
+/**
+ * The request bodies the store accepts, as the valibot schemas it validates them with. The
+ * admin API validates requests and writes its OpenAPI document with these same schemas, so a
+ * rule and its message exist once (docs/resources.md).
+ */
+export const bodySchemas = {
+  user: { create: createUserSchema, update: updateUserSchema, password: passwordSchema },
+  role: { create: createRoleSchema, update: updateRoleSchema, parent: roleParentSchema },
+  datasource: { create: createDatasourceSchema, update: updateDatasourceSchema },
+  attribute: { create: createAttributeSchema, update: updateAttributeSchema },
+  policy: { create: createPolicySchema, update: updatePolicySchema, target: policyTargetSchema },
+  decisionFunction: { create: createDecisionFunctionSchema, update: updateDecisionFunctionSchema },
+  relationship: relationshipSchema,
+  anchor: anchorSchema,
+  assignment: assignmentSchema,
+} as const
