@@ -18,7 +18,7 @@ export type {
   User,
 } from '@palisade/store'
 
-import type { Policy } from '@palisade/store'
+import type { AttributeDefinitionRecord, Policy } from '@palisade/store'
 
 export interface RoleRef {
   id: string
@@ -43,16 +43,8 @@ export interface DatasourceType {
 /** A policy target as the API returns it (docs/policies.md#target-patterns). */
 export type Target = Policy['targets'][number]
 
-export interface AttributeDefinition {
-  id: string
-  key: string
-  entity_type: string
-  display_name: string
-  value_type: string
-  default_value: unknown
-  allowed_values: unknown[] | null
-  description: string | null
-}
+/** An attribute definition (docs/resources.md#attribute-definitions). */
+export type AttributeDefinition = AttributeDefinitionRecord
 
 export interface CatalogColumn {
   column_name: string
