@@ -3,6 +3,6 @@ import { defineConfig } from 'drizzle-kit'
 /** drizzle-kit reads this to generate the committed migrations in `drizzle/`. */
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './src/schema/index.ts',
+  schema: './src/tables.ts',
   out: './drizzle',
 })

@@ -4,7 +4,7 @@ import type { Db } from '../kernel/db.js'
 import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { membersOf } from '../kernel/role-graph.js'
-import { datasourceAccess } from '../schema/index.js'
+import { datasourceAccess } from '../tables.js'
 import { type GrantWindow, sameWindow, windowJson } from './grant-window.js'
 
 /** A user or role that can hold a datasource access row. */

@@ -7,7 +7,7 @@ import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import { boundedString, parseBody, uuidString } from '../kernel/validation.js'
-import { accessRequests, datasources, roles, users } from '../schema/index.js'
+import { accessRequests, datasources, roles, users } from '../tables.js'
 import { duration, durationAlias, durationOf } from './request-duration.js'
 import { checkTarget, grantFor } from './request-grant.js'
 

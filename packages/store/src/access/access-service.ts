@@ -6,7 +6,7 @@ import { type ErrorDetail, ResourceNotFoundError, StoreError } from '../kernel/e
 import { uuidv7 } from '../kernel/ids.js'
 import { membersOf } from '../kernel/role-graph.js'
 import { parseBody, uuidString } from '../kernel/validation.js'
-import { datasourceAccess, roles, users } from '../schema/index.js'
+import { datasourceAccess, roles, users } from '../tables.js'
 import { toUser, type User } from '../users/users-service.js'
 import { accessEvent, grantAccess, subjectRow } from './access-grant.js'
 import {

@@ -5,7 +5,7 @@ import type { Mutation } from '../kernel/mutation.js'
 import { membersOf } from '../kernel/role-graph.js'
 import { assignmentChanges, assignmentEvent } from '../policies/assignment-cascade.js'
 import { auditExpiredMember } from '../roles/role-members.js'
-import { datasourceAccess, policyAssignments, roleMembers } from '../schema/index.js'
+import { datasourceAccess, policyAssignments, roleMembers } from '../tables.js'
 
 /** The actor of changes Palisade makes by itself (expiry), as in the admin audit. */
 export const SYSTEM_ACTOR_ID = '00000000-0000-0000-0000-000000000000'

@@ -3,7 +3,7 @@ import type { Db } from '../kernel/db.js'
 import { ResourceNotFoundError, StoreError, ValidationError } from '../kernel/errors.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { grantMembership } from '../roles/role-members.js'
-import { datasourceAccess, datasources, roleMembers, roles } from '../schema/index.js'
+import { datasourceAccess, datasources, roleMembers, roles } from '../tables.js'
 import { grantAccess } from './access-grant.js'
 import type { GrantWindow } from './grant-window.js'
 

@@ -12,7 +12,7 @@ import {
 import { uuidv7 } from '../kernel/ids.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import { boundedString, parseBody } from '../kernel/validation.js'
-import { attributeDefinitions, users } from '../schema/index.js'
+import { attributeDefinitions, users } from '../tables.js'
 import { coerceValue } from './attribute-values.js'
 
 /** An attribute definition (docs/resources.md#attribute-definitions). */

@@ -7,7 +7,7 @@ import {
   type AuditResourceType,
 } from '../kernel/mutation.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
-import { adminAuditLog } from '../schema/index.js'
+import { adminAuditLog } from '../tables.js'
 import { type ExportedLink, linkOf } from './audit-chain.js'
 import { invalidParameter, type TimeInput, timeRange, uuidFilter } from './audit-filters.js'
 

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, gt, gte, isNotNull, isNull, min, or, type SQL } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
-import { adminAuditLog, queryAuditLog } from '../schema/index.js'
+import { adminAuditLog, queryAuditLog } from '../tables.js'
 import {
   type AdminChainRow,
   canonicalAdminEntry,

@@ -2,7 +2,7 @@ import { and, count, desc, eq, type SQL } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
 import { uuidv7 } from '../kernel/ids.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
-import { loginAuditLog } from '../schema/index.js'
+import { loginAuditLog } from '../tables.js'
 import { invalidParameter, type TimeInput, timeRange } from './audit-filters.js'
 
 /** Which plane a login event happened on. */

@@ -2,7 +2,7 @@
 import { and, asc, count, desc, eq, gte, lt, lte, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
-import { queryAuditCounts, queryAuditLog } from '../schema/index.js'
+import { queryAuditCounts, queryAuditLog } from '../tables.js'
 import { type ExportedLink, linkOf } from './audit-chain.js'
 import {
   invalidParameter,

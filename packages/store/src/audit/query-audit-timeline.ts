@@ -1,6 +1,6 @@
 import { and, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
-import { queryAuditCounts } from '../schema/index.js'
+import { queryAuditCounts } from '../tables.js'
 import { invalidParameter, parseTime, type TimeInput, uuidFilter } from './audit-filters.js'
 import { bucketText } from './query-audit-reads.js'
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { type Db, isStoreUnreachable } from '../kernel/db.js'
 import { uuidv7 } from '../kernel/ids.js'
-import type { queryAuditLog } from '../schema/index.js'
+import type { queryAuditLog } from '../tables.js'
 import { type AuditChain, canonicalQueryEntry } from './audit-chain.js'
 
 /** One statement to record (docs/audit.md#query-audit); `policies_applied` may be given as an array. */

@@ -1,6 +1,6 @@
 import { and, count, desc, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
-import { queryAuditLog } from '../schema/index.js'
+import { queryAuditLog } from '../tables.js'
 import { invalidParameter, parseTime, type TimeInput, timeRange } from './audit-filters.js'
 
 /** Window of `GET /policies/{id}/shadow-report`. */

@@ -5,7 +5,7 @@ import { requireDatasource } from '../datasources/datasources-service.js'
 import type { StoreContext } from '../kernel/context.js'
 import { ValidationError } from '../kernel/errors.js'
 import { boundedString, parseBody } from '../kernel/validation.js'
-import { catalogColumns, catalogTables, datasources } from '../schema/index.js'
+import { catalogColumns, catalogTables, datasources } from '../tables.js'
 import { catalogChanges, definitionsOf } from './catalog-changes.js'
 import {
   type CatalogSyncReport,

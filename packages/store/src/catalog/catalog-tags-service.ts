@@ -8,12 +8,7 @@ import { ResourceNotFoundError, StoreError, ValidationError } from '../kernel/er
 import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { boundedString, parseBody } from '../kernel/validation.js'
-import {
-  catalogColumns,
-  catalogSchemas,
-  catalogTables,
-  catalogTagProposals,
-} from '../schema/index.js'
+import { catalogColumns, catalogSchemas, catalogTables, catalogTagProposals } from '../tables.js'
 import { loadTags, replaceTags, type TaggedObject, tagKey } from './catalog-tags.js'
 import { bumpCatalogVersion } from './catalog-version.js'
 

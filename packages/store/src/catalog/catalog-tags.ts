@@ -1,7 +1,7 @@
 import type { Catalog } from '@palisade/core'
 import { and, eq, inArray, or, type SQL } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
-import { catalogTagProposals, catalogTags } from '../schema/index.js'
+import { catalogTagProposals, catalogTags } from '../tables.js'
 
 /** One tagged object by upstream names; `column` is null for a table. */
 export interface TaggedObject {

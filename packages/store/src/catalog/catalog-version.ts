@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
-import { datasources } from '../schema/index.js'
+import { datasources } from '../tables.js'
 
 /**
  * Marks the datasource's stored catalog, relationships or anchors as changed, in the caller's

@@ -3,7 +3,7 @@ import type { Catalog, CatalogSchema, RelationName, TableKind } from '@palisade/
 import { asc, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
 import { uuidv5 } from '../kernel/ids.js'
-import { catalogColumns, catalogSchemas, catalogTables } from '../schema/index.js'
+import { catalogColumns, catalogSchemas, catalogTables } from '../tables.js'
 import { withTags } from './catalog-tags.js'
 
 /** One upstream column with its selection, as the server read it live (docs/admin-api.md#catalog-discovery). */

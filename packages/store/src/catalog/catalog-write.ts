@@ -8,7 +8,7 @@ import {
   catalogTables,
   columnAnchors,
   tableRelationships,
-} from '../schema/index.js'
+} from '../tables.js'
 import { catalogIds, type SaveColumnInput, type SaveSchemaInput } from './catalog-view.js'
 import { anchorSnapshot, relationshipSnapshot } from './relationship-rows.js'
 

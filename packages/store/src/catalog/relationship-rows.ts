@@ -4,12 +4,7 @@ import { asc, eq } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import { isoNow } from '../kernel/context.js'
 import type { Db } from '../kernel/db.js'
-import {
-  catalogSchemas,
-  catalogTables,
-  columnAnchors,
-  tableRelationships,
-} from '../schema/index.js'
+import { catalogSchemas, catalogTables, columnAnchors, tableRelationships } from '../tables.js'
 
 /** A relationship (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export interface Relationship {

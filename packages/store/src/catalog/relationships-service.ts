@@ -11,7 +11,7 @@ import {
 } from '../kernel/errors.js'
 import { uuidv7 } from '../kernel/ids.js'
 import { boundedString, parseBody, uuidString } from '../kernel/validation.js'
-import { catalogColumns, columnAnchors, tableRelationships } from '../schema/index.js'
+import { catalogColumns, columnAnchors, tableRelationships } from '../tables.js'
 import { bumpCatalogVersion } from './catalog-version.js'
 import {
   type Anchor,

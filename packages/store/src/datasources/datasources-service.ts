@@ -7,7 +7,7 @@ import { uuidv7 } from '../kernel/ids.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import { boundedString, intRange, jsonObject, parseBody } from '../kernel/validation.js'
 import { removeAssignments } from '../policies/assignment-cascade.js'
-import { datasources, policyAssignments } from '../schema/index.js'
+import { datasources, policyAssignments } from '../tables.js'
 import {
   DATASOURCE_TYPES,
   DS_TYPES,

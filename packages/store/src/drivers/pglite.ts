@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
 import type { Db, StoreDriver } from '../kernel/db.js'
-import * as schema from '../schema/index.js'
+import * as schema from '../tables.js'
 
 /** Options for the embedded driver. */
 export interface PgliteDriverOptions {

@@ -2,7 +2,7 @@ import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
 import type { Db, StoreDriver } from '../kernel/db.js'
-import * as schema from '../schema/index.js'
+import * as schema from '../tables.js'
 import { PostgresListener } from './postgres-listener.js'
 
 /** Advisory lock key that serializes migrations of instances sharing one database. */

@@ -1,6 +1,6 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import type { ListenOptions } from '../drivers/postgres-listener.js'
-import type * as schema from '../schema/index.js'
+import type * as schema from '../tables.js'
 
 /** The drizzle database both drivers produce, typed with the one pg-core schema. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { type AuditChain, canonicalAdminEntry } from '../audit/audit-chain.js'
-import { adminAuditLog } from '../schema/index.js'
+import { adminAuditLog } from '../tables.js'
 import {
   CHANGE_CHANNEL,
   type ChangeConfirmationWait,

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { activeNow } from '../access/grant-window.js'
-import { roleInheritance } from '../schema/index.js'
+import { roleInheritance } from '../tables.js'
 import { type Db, rowsOf } from './db.js'
 
 /** Maximum inheritance depth (docs/resources.md#limits). */

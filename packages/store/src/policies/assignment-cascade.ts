@@ -3,7 +3,7 @@ import type { ChangeEvent } from '../kernel/change-feed.js'
 import type { Db } from '../kernel/db.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { membersOf } from '../kernel/role-graph.js'
-import { policyAssignments } from '../schema/index.js'
+import { policyAssignments } from '../tables.js'
 
 type AssignmentRow = typeof policyAssignments.$inferSelect
 

@@ -7,7 +7,7 @@ import { type Db, onUniqueViolation } from '../kernel/db.js'
 import { ResourceConflictError, ResourceNotFoundError, StoreError } from '../kernel/errors.js'
 import { uuidv7 } from '../kernel/ids.js'
 import { isPlainObject, parseBody, uuidString } from '../kernel/validation.js'
-import { datasources, policies, policyAssignments, roles, users } from '../schema/index.js'
+import { datasources, policies, policyAssignments, roles, users } from '../tables.js'
 import { assignmentChanges, assignmentEvent, removeAssignments } from './assignment-cascade.js'
 
 /** An assignment as the admin API returns it (docs/roles-and-access.md#policy-assignments). */

@@ -13,7 +13,7 @@ import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import { boundedString, parseBody, policyName } from '../kernel/validation.js'
-import { decisionFunctions, policies, policyAssignments } from '../schema/index.js'
+import { decisionFunctions, policies, policyAssignments } from '../tables.js'
 
 /** A decision function as the admin API returns it (docs/decision-functions.md); never the module. */
 export interface DecisionFunction {

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { inWindow } from '../access/grant-window.js'
 import type { Db } from '../kernel/db.js'
 import type { ResolvedRole } from '../kernel/role-graph.js'
-import { datasources, decisionFunctions, policies, policyAssignments } from '../schema/index.js'
+import { datasources, decisionFunctions, policies, policyAssignments } from '../tables.js'
 
 /** One assignment that reaches a user on a datasource (docs/roles-and-access.md#checking-what-applies-to-a-user). */
 export interface EffectivePolicyEntry {

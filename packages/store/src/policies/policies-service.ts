@@ -15,7 +15,7 @@ import {
   policies,
   policyAssignments,
   policyVersions,
-} from '../schema/index.js'
+} from '../tables.js'
 import { removeAssignments } from './assignment-cascade.js'
 import { type Assignment, listAssignments } from './assignments-service.js'
 import { versionConflict } from './decision-functions-service.js'

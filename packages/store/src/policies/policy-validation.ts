@@ -12,7 +12,7 @@ import {
   catalogTables,
   catalogTags,
   decisionFunctions,
-} from '../schema/index.js'
+} from '../tables.js'
 
 /** How a policy acts: applied, or only evaluated and audited (docs/policies.md#shadow-mode). */
 export const POLICY_ENFORCEMENTS = ['enforce', 'shadow'] as const

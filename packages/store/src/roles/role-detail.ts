@@ -9,7 +9,7 @@ import {
   policyAssignments,
   roleInheritance,
   roles,
-} from '../schema/index.js'
+} from '../tables.js'
 import { listMembers, type RoleMemberWindow } from './role-members.js'
 import { type Role, requireRole, toRole } from './role-rows.js'
 

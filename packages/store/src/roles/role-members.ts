@@ -12,7 +12,7 @@ import { type Db, onUniqueViolation } from '../kernel/db.js'
 import { ResourceConflictError, ResourceNotFoundError, StoreError } from '../kernel/errors.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { parseBody, uuidString } from '../kernel/validation.js'
-import { roleMembers, roles, users } from '../schema/index.js'
+import { roleMembers, roles, users } from '../tables.js'
 
 /** A direct member as role detail and a user's role list show it. */
 export interface RoleMemberWindow {

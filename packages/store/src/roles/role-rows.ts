@@ -3,7 +3,7 @@ import { count, eq, inArray } from 'drizzle-orm'
 import { isoNow } from '../kernel/context.js'
 import type { Db } from '../kernel/db.js'
 import { ResourceNotFoundError } from '../kernel/errors.js'
-import { roleMembers, roles } from '../schema/index.js'
+import { roleMembers, roles } from '../tables.js'
 
 /** A role as listed (docs/roles-and-access.md#roles). */
 export interface Role {

@@ -30,7 +30,7 @@ import {
   roleMembers,
   roles,
   users,
-} from '../schema/index.js'
+} from '../tables.js'
 import { type RoleDetail, type RoleImpact, roleDetail, roleImpact } from './role-detail.js'
 import {
   addMembers,

@@ -23,7 +23,7 @@ import {
   toEffectiveEntries,
   toEffectivePolicies,
 } from '../policies/effective-policies.js'
-import { attributeDefinitions, datasources, users } from '../schema/index.js'
+import { attributeDefinitions, datasources, users } from '../tables.js'
 
 let epochCounter = 0
 

@@ -1,6 +1,6 @@
 import { eq, lt, sql } from 'drizzle-orm'
 import type { StoreContext } from '../kernel/context.js'
-import { revokedTokens } from '../schema/index.js'
+import { revokedTokens } from '../tables.js'
 
 /**
  * Admin tokens ended by logout before their expiry. Session bookkeeping, like `recordLogin`:

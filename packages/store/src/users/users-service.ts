@@ -27,7 +27,7 @@ import {
   policyAssignments,
   roleMembers,
   users,
-} from '../schema/index.js'
+} from '../tables.js'
 import {
   createScramVerifier,
   fakeScramVerifier,

@@ -4,7 +4,7 @@ import { QueryAuditWriter } from '../../src/audit/query-audit-writer.js'
 import type { Store, User } from '../../src/index.js'
 import { MissingAuditEntryError } from '../../src/index.js'
 import { rowsOf } from '../../src/kernel/db.js'
-import { roles } from '../../src/schema/index.js'
+import { roles } from '../../src/tables.js'
 import { bootstrapAdmin, PASSWORD, storeError, unique } from '../helpers.js'
 import type { MakeStore } from '../resource-store.cases.js'
 

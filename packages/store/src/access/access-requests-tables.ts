@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm'
 import { check, index, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps, ts } from './columns.js'
-import { datasources } from './datasources.js'
-import { roles } from './roles.js'
-import { users } from './users.js'
+import { datasources } from '../datasources/datasources-tables.js'
+import { idColumn, timestamps, ts } from '../kernel/columns.js'
+import { roles } from '../roles/roles-tables.js'
+import { users } from '../users/users-tables.js'
 
 /**
  * A user's request for a role or a datasource for a while (docs/policies.md "Requested access").

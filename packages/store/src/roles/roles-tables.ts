@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { boolean, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps, ts, validity } from './columns.js'
-import { users } from './users.js'
+import { idColumn, timestamps, ts, validity } from '../kernel/columns.js'
+import { users } from '../users/users-tables.js'
 
 /** Global roles (docs/roles-and-access.md#roles); no attributes. */
 export const roles = pgTable('roles', {

@@ -11,10 +11,10 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps, ts, validity } from './columns.js'
-import { datasources } from './datasources.js'
-import { roles } from './roles.js'
-import { users } from './users.js'
+import { datasources } from '../datasources/datasources-tables.js'
+import { idColumn, timestamps, ts, validity } from '../kernel/columns.js'
+import { roles } from '../roles/roles-tables.js'
+import { users } from '../users/users-tables.js'
 
 /** Decision functions (docs/decision-functions.md); `artifact` is the compiled sandbox module. */
 export const decisionFunctions = pgTable('decision_functions', {

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { index, pgTable, primaryKey, real, text, unique, uuid } from 'drizzle-orm/pg-core'
-import { idColumn, ts } from './columns.js'
-import { datasources } from './datasources.js'
+import { datasources } from '../datasources/datasources-tables.js'
+import { idColumn, ts } from '../kernel/columns.js'
 
 /**
  * Tags on catalog tables and columns (docs/policies.md, "Tags"), keyed by upstream names so they

@@ -9,7 +9,7 @@ import {
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { ts } from './columns.js'
+import { ts } from '../kernel/columns.js'
 
 /** Admin audit (docs/audit.md#admin-audit): append-only, written in the mutation's own transaction. */
 export const adminAuditLog = pgTable(

@@ -9,9 +9,9 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps, ts, validity } from './columns.js'
-import { roles } from './roles.js'
-import { users } from './users.js'
+import { idColumn, timestamps, ts, validity } from '../kernel/columns.js'
+import { roles } from '../roles/roles-tables.js'
+import { users } from '../users/users-tables.js'
 
 /** Upstream datasources; `config` holds non-secret settings, `secret` the sealed password. */
 export const datasources = pgTable('datasources', {

@@ -1,6 +1,6 @@
 import type { RelationName } from '@palisade/core'
 import { boolean, index, integer, jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core'
-import { datasources } from './datasources.js'
+import { datasources } from '../datasources/datasources-tables.js'
 
 /** Stored catalog schemas; ids are UUIDv5 of the datasource id and the upstream name. */
 export const catalogSchemas = pgTable(

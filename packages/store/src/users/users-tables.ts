@@ -1,5 +1,5 @@
 import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps, ts } from './columns.js'
+import { idColumn, timestamps, ts } from '../kernel/columns.js'
 
 /** Service users; `scram_verifier` replaces the password (docs/resources.md#users). */
 export const users = pgTable('users', {

@@ -1,5 +1,5 @@
 import { jsonb, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core'
-import { idColumn, timestamps } from './columns.js'
+import { idColumn, timestamps } from '../kernel/columns.js'
 
 /** Attribute definitions (docs/resources.md#attribute-definitions); only `entity_type` user has a runtime effect. */
 export const attributeDefinitions = pgTable(

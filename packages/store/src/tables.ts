@@ -1,0 +1,12 @@
+/** The one pg-core schema used by both drivers. */
+export * from './access/access-requests-tables.js'
+export * from './attributes/attributes-tables.js'
+export * from './audit/audit-tables.js'
+export * from './catalog/catalog-tables.js'
+export * from './catalog/catalog-tags-tables.js'
+export * from './catalog/relationships-tables.js'
+export * from './datasources/datasources-tables.js'
+export * from './kernel/store-state-tables.js'
+export * from './policies/policies-tables.js'
+export * from './roles/roles-tables.js'
+export * from './users/users-tables.js'
