@@ -1,7 +1,7 @@
 import { beforeAll, expect, it } from 'vitest'
-import { VIRTUAL_PG_CATALOG_RELATIONS } from '../src/catalog/pg-catalog-templates.js'
 import { rewrite } from '../src/rewrite.js'
 import type { CompiledSession } from '../src/session/compiled-session.js'
+import { VIRTUAL_PG_CATALOG_RELATIONS } from '../src/virtual-catalog/pg-catalog-templates.js'
 import { describeOnDatabases, type TestDatabase } from './fixtures/databases.js'
 import { makeSession, policy, run, runError, type SessionOptions } from './fixtures/session.js'
 

@@ -1,9 +1,9 @@
-import { isVirtualPgCatalogRelation } from '../catalog/pg-catalog.js'
-import { DEFAULT_SERVER_VERSION } from '../catalog/pg-catalog-columns.js'
 import { PalisadeError, UndefinedTableError, UnsupportedStatementError } from '../errors.js'
 import { isAllowedType } from '../policy/type-allowlist.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { SqlState } from '../sqlstate.js'
+import { isVirtualPgCatalogRelation } from '../virtual-catalog/pg-catalog.js'
+import { DEFAULT_SERVER_VERSION } from '../virtual-catalog/pg-catalog-columns.js'
 import { parseQualifiedName, quoteName } from './qualified-name.js'
 
 /** The upstream text for a name read as `type`, or the error a missing name gets. */

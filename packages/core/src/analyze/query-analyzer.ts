@@ -1,7 +1,4 @@
 import { type AstNode, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
-import { catalogFunctionName, GUARDED_CASTS, unguardableCall } from '../catalog/catalog-guards.js'
-import { isVirtualInformationSchemaView } from '../catalog/information-schema.js'
-import { isVirtualPgCatalogRelation } from '../catalog/pg-catalog.js'
 import {
   PalisadeError,
   ReadOnlyViolationError,
@@ -19,6 +16,13 @@ import { AGGREGATE_FUNCTIONS } from '../policy/function-kinds.js'
 import { isAllowedType } from '../policy/type-allowlist.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { SqlState } from '../sqlstate.js'
+import {
+  catalogFunctionName,
+  GUARDED_CASTS,
+  unguardableCall,
+} from '../virtual-catalog/catalog-guards.js'
+import { isVirtualInformationSchemaView } from '../virtual-catalog/information-schema.js'
+import { isVirtualPgCatalogRelation } from '../virtual-catalog/pg-catalog.js'
 import { functionSignature } from './function-signature.js'
 import { ImpliedObjectNames } from './implied-object-names.js'
 import { findPushdownCandidates, type PushdownCandidate } from './leakproof-conjuncts.js'
@@ -292,7 +296,7 @@ export class QueryAnalyzer {
    * is checked against the session's visible catalog instead: a visible table's name is
    * rewritten to its upstream name, a hidden or missing one is `42P01` like any missing
    * relation. Any other value (an OID, a column) is guarded by the rewrite, which lets through
-   * only OIDs of the virtual catalog (catalog/catalog-guards.ts).
+   * only OIDs of the virtual catalog (virtual-catalog/catalog-guards.ts).
    */
   #checkObjectNameCast(cast: Pg.TypeCast, type: string): void {
     const text = (cast.arg as { A_Const?: Pg.A_Const } | undefined)?.A_Const?.sval?.sval

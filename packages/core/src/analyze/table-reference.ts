@@ -1,6 +1,6 @@
 import type { AstNode } from '../ast/node.js'
-import type { VirtualInformationSchemaView } from '../catalog/information-schema.js'
 import type { TableEntry } from '../session/compiled-session.js'
+import type { VirtualInformationSchemaView } from '../virtual-catalog/information-schema.js'
 
 /** What a `RangeVar` in a query refers to, decided once by the analyzer. */
 export type TableReference =

@@ -1,9 +1,9 @@
 import { mapTree, walkTree } from '../ast/map-tree.js'
 import { type AstNode, type Pg, tagOf } from '../ast/node.js'
 import { parseSql } from '../ast/parse.js'
-import { isVirtualPgCatalogRelation } from '../catalog/pg-catalog.js'
 import type { CatalogTable, RelationName } from '../catalog.types.js'
 import { isPalisadeError } from '../errors.js'
+import { isVirtualPgCatalogRelation } from '../virtual-catalog/pg-catalog.js'
 
 /**
  * What a relation other than a plain table is to the rewrite, before any user's policies:

@@ -1,5 +1,5 @@
 import { type AstNode, type Pg, stringsOf, tagOf } from '../ast/node.js'
-import { catalogFunctionName } from '../catalog/catalog-guards.js'
+import { catalogFunctionName } from '../virtual-catalog/catalog-guards.js'
 
 /** Identity functions called with no arguments, named after themselves in the output. */
 const IDENTITY_FUNCTIONS = new Set([

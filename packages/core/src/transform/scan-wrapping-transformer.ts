@@ -15,22 +15,22 @@ import {
   stringsOf,
   typeCast,
 } from '../ast/node.js'
-import {
-  castLabel,
-  catalogFunctionName,
-  guardCatalogCall,
-  guardObjectCast,
-} from '../catalog/catalog-guards.js'
-import {
-  informationSchemaSubquery,
-  type VirtualInformationSchemaView,
-} from '../catalog/information-schema.js'
-import { pgCatalogFragment } from '../catalog/pg-catalog.js'
 import { PalisadeError } from '../errors.js'
 import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
 import { SqlState } from '../sqlstate.js'
+import {
+  castLabel,
+  catalogFunctionName,
+  guardCatalogCall,
+  guardObjectCast,
+} from '../virtual-catalog/catalog-guards.js'
+import {
+  informationSchemaSubquery,
+  type VirtualInformationSchemaView,
+} from '../virtual-catalog/information-schema.js'
+import { pgCatalogFragment } from '../virtual-catalog/pg-catalog.js'
 import { dependentGroupColumns } from './functional-dependency.js'
 import { identityLabel } from './identity-labels.js'
 import { innerScan, leakproofConjuncts } from './inner-scan.js'
