@@ -1,4 +1,5 @@
 import { type AstNode, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { dispatchTag, type TagTable } from '../ast/tag-dispatch.js'
 import {
   PalisadeError,
   ReadOnlyViolationError,
@@ -122,57 +123,73 @@ export class QueryAnalyzer {
 
   /** Handles one node; returns true when its fields were already visited. */
   #visitNode(tag: string, body: NodeBody, scope: ReadonlyMap<string, string | undefined>): boolean {
-    switch (tag) {
-      case 'SelectStmt':
-        this.#visitSelect(body as Pg.SelectStmt, scope)
-        return true
-      case 'RangeVar':
-        this.#visitRangeVar(body as Pg.RangeVar, scope)
-        return true
-      case 'FuncCall':
-        this.#checkFunction(body as Pg.FuncCall)
-        return false
-      case 'A_Expr':
-        this.#checkOperator(body as Pg.A_Expr)
-        return false
-      case 'TypeCast':
-        this.#checkCast(body as Pg.TypeCast)
-        return false
-      case 'ColumnDef': {
-        // Column definition lists of functions in FROM: `AS r(a int)`.
-        const names = stringsOf((body as Pg.ColumnDef).typeName?.names)
-        if (!isAllowedType(names)) throw undefinedType(names)
-        return false
+    return dispatchTag(this.#nodeChecks, tag, body, scope) ?? false
+  }
+
+  /** What each kind of node is checked for; true when its fields were visited here. */
+  readonly #nodeChecks: TagTable<boolean, [ReadonlyMap<string, string | undefined>]> = {
+    SelectStmt: (select, scope) => {
+      this.#visitSelect(select, scope)
+      return true
+    },
+    RangeVar: (rv, scope) => {
+      this.#visitRangeVar(rv, scope)
+      return true
+    },
+    FuncCall: (call) => {
+      this.#checkFunction(call)
+      return false
+    },
+    A_Expr: (expr) => {
+      this.#checkOperator(expr)
+      return false
+    },
+    TypeCast: (cast) => {
+      this.#checkCast(cast)
+      return false
+    },
+    // Column definition lists of functions in FROM: `AS r(a int)`.
+    ColumnDef: (def) => {
+      const names = stringsOf(def.typeName?.names)
+      if (!isAllowedType(names)) throw undefinedType(names)
+      return false
+    },
+    ColumnRef: (ref) => {
+      for (const name of stringsOf(ref.fields).slice(-1)) {
+        if (name !== '*') this.#columns.add(name)
       }
-      case 'ColumnRef':
-        for (const name of stringsOf((body as Pg.ColumnRef).fields).slice(-1)) {
-          if (name !== '*') this.#columns.add(name)
-        }
-        return true
-      case 'A_Const':
-      case 'ParamRef':
-      case 'String':
-        return true
-      case 'SubLink':
-      case 'RangeSubselect':
-        this.#subquery = true
-        return false
-      case 'JoinExpr':
-        this.#joins++
-        return false
-      case 'IntoClause':
-      case 'LockingClause':
-        throw new ReadOnlyViolationError()
-      case 'RangeTableFunc':
-        throw new UnsupportedStatementError('XMLTABLE')
-      case 'JsonTable':
-        throw new UnsupportedStatementError('JSON_TABLE')
-      case 'GroupingSet':
-        this.#aggregation = true
-        return false
-      default:
-        return false
-    }
+      return true
+    },
+    A_Const: () => true,
+    ParamRef: () => true,
+    String: () => true,
+    SubLink: () => this.#sawSubquery(),
+    RangeSubselect: () => this.#sawSubquery(),
+    JoinExpr: () => {
+      this.#joins++
+      return false
+    },
+    IntoClause: () => {
+      throw new ReadOnlyViolationError()
+    },
+    LockingClause: () => {
+      throw new ReadOnlyViolationError()
+    },
+    RangeTableFunc: () => {
+      throw new UnsupportedStatementError('XMLTABLE')
+    },
+    JsonTable: () => {
+      throw new UnsupportedStatementError('JSON_TABLE')
+    },
+    GroupingSet: () => {
+      this.#aggregation = true
+      return false
+    },
+  }
+
+  #sawSubquery(): boolean {
+    this.#subquery = true
+    return false
   }
 
   #visitSelect(select: Pg.SelectStmt, outer: ReadonlyMap<string, string | undefined>): void {

@@ -1,40 +1,35 @@
 import type { QueryAnalysis } from '../analyze/query-analyzer.js'
 import { statementFragment } from '../ast/deparse.js'
-import { mapFields, mapTree } from '../ast/map-tree.js'
+import { mapTree, type NodeMapper } from '../ast/map-tree.js'
 import {
   type AstNode,
   binaryOp,
-  type NodeBody,
   nullConst,
   numberConst,
   type Pg,
   rangeSubselect,
   selectStmt,
-  stringConst,
   stringNode,
   stringsOf,
   typeCast,
 } from '../ast/node.js'
+import { composePasses, type TreePass } from '../ast/tag-dispatch.js'
 import { PalisadeError } from '../errors.js'
-import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
 import { SqlState } from '../sqlstate.js'
-import {
-  castLabel,
-  catalogFunctionName,
-  guardCatalogCall,
-  guardObjectCast,
-} from '../virtual-catalog/catalog-guards.js'
 import {
   informationSchemaSubquery,
   type VirtualInformationSchemaView,
 } from '../virtual-catalog/information-schema.js'
 import { pgCatalogFragment } from '../virtual-catalog/pg-catalog.js'
+import { catalogGuards, impliedCatalogGuards } from './catalog-guard-pass.js'
+import { cteRenaming } from './cte-renaming.js'
 import { dependentGroupColumns } from './functional-dependency.js'
-import { identityLabel } from './identity-labels.js'
+import { identitySubstitution } from './identity-substitution.js'
 import { innerScan, leakproofConjuncts } from './inner-scan.js'
 import { systemColumnUse } from './system-columns.js'
+import type { TransformContext } from './transform-context.js'
 import {
   mayReadWholeRows,
   type WholeRowLevel,
@@ -43,10 +38,11 @@ import {
 } from './whole-row-scope.js'
 
 /**
- * Replaces every table scan with its policy-enforcing derived table (keeping the user's alias,
- * or the table name), catalog views with their per-user filtered form, renames CTEs the
- * deparser cannot quote, and substitutes the Palisade identity for `current_user` and friends.
- * Copy on write: the cached parse tree is never modified.
+ * The rewrite's tree transformation, one typed pass per concern (ast/tag-dispatch.ts): this
+ * file's scan wrapping replaces every table scan with its policy-enforcing derived table
+ * (keeping the user's alias, or the table name) and catalog views with their per-user form;
+ * identity-substitution.ts, catalog-guard-pass.ts and cte-renaming.ts do the rest. Copy on
+ * write: the cached parse tree is never modified.
  */
 export function wrapScans(
   query: AstNode,
@@ -54,66 +50,28 @@ export function wrapScans(
   analysis: QueryAnalysis,
   plans: ReadonlyMap<TableEntry, ScanPlan>,
 ): AstNode {
-  // The node whose own object-identifier guard is being built (so its inside is mapped as usual).
-  let guarding: object | undefined
-  const mapper = (node: AstNode, tag: string, body: NodeBody): AstNode | undefined => {
-    const impliedType = analysis.objectGuards.get(body)
-    if (impliedType !== undefined && guarding !== body) {
-      const outer = guarding
-      guarding = body
-      const value = mapTree(node, mapper)
-      guarding = outer
-      return guardObjectCast(session, value, impliedType, impliedType)
-    }
-    switch (tag) {
-      case 'RangeVar':
-        return replaceRangeVar(body as Pg.RangeVar, undefined)
-      case 'RangeTableSample': {
-        const sample = body as Pg.RangeTableSample
-        const relation = (sample.relation as { RangeVar?: Pg.RangeVar } | undefined)?.RangeVar
-        return relation ? replaceRangeVar(relation, sample) : undefined
-      }
-      case 'CommonTableExpr': {
-        const rename = analysis.cteRenames.get(body)
-        if (rename === undefined) return undefined
-        return { CommonTableExpr: { ...mapFields(body, mapper), ctename: rename } } as AstNode
-      }
-      case 'SelectStmt':
-        return mapSelect(body as Pg.SelectStmt)
-      case 'ResTarget':
-        return nameIdentityTarget(body as Pg.ResTarget)
-      case 'SQLValueFunction':
-        return identityValue((body as Pg.SQLValueFunction).op)
-      case 'FuncCall':
-        return identityCall(body as Pg.FuncCall) ?? catalogCall(body as Pg.FuncCall)
-      case 'ColumnRef':
-        // Returning the node itself stops the walk: nothing inside a column reference changes.
-        return (
-          wholeRow(body as Pg.ColumnRef) ?? shortenQualifiedColumn(body as Pg.ColumnRef) ?? node
-        )
-      case 'A_Const': {
-        // A name literal that takes an object-identifier type from its siblings.
-        const upstreamName = analysis.objectNames.get(body)
-        return upstreamName === undefined ? node : stringConst(upstreamName)
-      }
-      case 'ParamRef':
-        return node
-      case 'TypeCast': {
-        const cast = body as Pg.TypeCast
-        const upstreamName = analysis.objectNames.get(body)
-        if (upstreamName !== undefined) {
-          return { TypeCast: { ...cast, arg: stringConst(upstreamName) } } as AstNode
-        }
-        const names = stringsOf(cast.typeName?.names)
-        const type = names[names.length - 1] ?? ''
-        if (!REG_TYPES.has(type)) return undefined
-        const value = mapTree(cast.arg as AstNode, mapper)
-        return guardObjectCast(session, value, type, castLabel(cast, type))
-      }
-      default:
-        return undefined
-    }
+  const ctx: TransformContext = { session, analysis, map: (value) => mapTree(value, mapper) }
+  const scans: TreePass = {
+    RangeVar: (rv) => replaceRangeVar(rv, undefined),
+    RangeTableSample: (sample) => {
+      const relation = (sample.relation as { RangeVar?: Pg.RangeVar } | undefined)?.RangeVar
+      return relation ? replaceRangeVar(relation, sample) : undefined
+    },
+    SelectStmt: (select) => mapSelect(select),
+    // Returning the node itself stops the walk: nothing inside a column reference changes.
+    ColumnRef: (ref, node) => wholeRow(ref) ?? shortenQualifiedColumn(ref) ?? node,
+    ParamRef: (_param, node) => node,
   }
+  // Identity before the catalog guards: `current_schema()` is both.
+  const dispatch = composePasses([
+    identitySubstitution(ctx),
+    catalogGuards(ctx),
+    cteRenaming(ctx),
+    scans,
+  ])
+  const guardImplied = impliedCatalogGuards(ctx)
+  const mapper: NodeMapper = (node, tag, body) =>
+    guardImplied(node, body) ?? dispatch(node, tag, body)
 
   // System columns a level reads, by the RangeVar whose wrapper must carry them.
   const systemColumns = new Map<object, readonly string[]>()
@@ -233,52 +191,6 @@ export function wrapScans(
         return rangeSubselect(inner, alias)
       }
     }
-  }
-
-  const nameIdentityTarget = (target: Pg.ResTarget): AstNode | undefined => {
-    if (target.name !== undefined) return undefined
-    const label = identityLabel(target.val as AstNode | undefined)
-    if (label === undefined) return undefined
-    // Written out rather than spread: this runs for every identity function in a select list.
-    const renamed: Pg.ResTarget = { name: label, val: mapTree(target.val, mapper) as Pg.Node }
-    if (target.indirection !== undefined) renamed.indirection = target.indirection
-    if (target.location !== undefined) renamed.location = target.location
-    return { ResTarget: renamed } as AstNode
-  }
-
-  const identityValue = (op: Pg.SQLValueFunction['op']): AstNode | undefined => {
-    switch (op) {
-      case 'SVFOP_CURRENT_USER':
-      case 'SVFOP_SESSION_USER':
-      case 'SVFOP_USER':
-      case 'SVFOP_CURRENT_ROLE':
-        return session.identity.user
-      case 'SVFOP_CURRENT_CATALOG':
-        return session.identity.catalog
-      case 'SVFOP_CURRENT_SCHEMA':
-        return session.identity.schema
-      default:
-        return undefined
-    }
-  }
-
-  const catalogCall = (call: Pg.FuncCall): AstNode | undefined => {
-    const name = catalogFunctionName(stringsOf(call.funcname))
-    if (name === undefined) return undefined
-    const args = (call.args ?? []).map((arg) => mapTree(arg as AstNode, mapper))
-    return guardCatalogCall(session, name, args)
-  }
-
-  const identityCall = (call: Pg.FuncCall): AstNode | undefined => {
-    const names = stringsOf(call.funcname)
-    const name = names[names.length - 1]
-    if ((call.args?.length ?? 0) > 0) return undefined
-    if (name === 'current_database') return session.identity.catalog
-    if (name === 'current_schema') return session.identity.schema
-    if (name === 'current_user' || name === 'session_user') {
-      return session.identity.user
-    }
-    return undefined
   }
 
   /** `schema.table.column` → `table.column`: the derived table is named by the table alone. */

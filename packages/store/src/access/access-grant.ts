@@ -13,11 +13,15 @@ export interface AccessSubject {
   id: string
 }
 
+/** The rows of one scope on a datasource (`all`: the one everyone row). */
+export function scopeRows(datasourceId: string, scope: 'user' | 'role' | 'all'): SQL | undefined {
+  return and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, scope))
+}
+
 /** The row of `subject` on a datasource. */
 export function subjectRow(datasourceId: string, subject: AccessSubject): SQL | undefined {
   return and(
-    eq(datasourceAccess.datasourceId, datasourceId),
-    eq(datasourceAccess.scope, subject.scope),
+    scopeRows(datasourceId, subject.scope),
     subject.scope === 'user'
       ? eq(datasourceAccess.userId, subject.id)
       : eq(datasourceAccess.roleId, subject.id),

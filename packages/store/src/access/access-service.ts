@@ -8,7 +8,7 @@ import { membersOf } from '../kernel/role-graph.js'
 import { parseBody, uuidString } from '../kernel/validation.js'
 import { datasourceAccess, roles, users } from '../tables.js'
 import { toUser, type User } from '../users/users-service.js'
-import { accessEvent, grantAccess, subjectRow } from './access-grant.js'
+import { accessEvent, grantAccess, scopeRows, subjectRow } from './access-grant.js'
 import {
   type GrantWindow,
   toWindow,
@@ -81,20 +81,12 @@ export class AccessService {
     const rows = await db
       .select({ scope: datasourceAccess.scope })
       .from(datasourceAccess)
-      .where(
-        and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, 'all')),
-      )
+      .where(scopeRows(datasourceId, 'all'))
     const userRows = await db
       .select({ id: users.id, username: users.username, ...windowCols })
       .from(datasourceAccess)
       .innerJoin(users, eq(users.id, datasourceAccess.userId))
-      .where(
-        and(
-          eq(datasourceAccess.datasourceId, datasourceId),
-          eq(datasourceAccess.scope, 'user'),
-          notEnded,
-        ),
-      )
+      .where(and(scopeRows(datasourceId, 'user'), notEnded))
       .orderBy(asc(users.username))
     return {
       datasource_id: datasourceId,
@@ -111,13 +103,7 @@ export class AccessService {
       .select({ user: users, ...windowCols })
       .from(datasourceAccess)
       .innerJoin(users, eq(users.id, datasourceAccess.userId))
-      .where(
-        and(
-          eq(datasourceAccess.datasourceId, datasourceId),
-          eq(datasourceAccess.scope, 'user'),
-          notEnded,
-        ),
-      )
+      .where(and(scopeRows(datasourceId, 'user'), notEnded))
       .orderBy(asc(users.username))
     return rows.map((r) => ({ ...toUser(r.user), ...windowIfSet(r) }))
   }
@@ -131,13 +117,7 @@ export class AccessService {
       .select({ id: roles.id, name: roles.name, is_active: roles.isActive, ...windowCols })
       .from(datasourceAccess)
       .innerJoin(roles, eq(roles.id, datasourceAccess.roleId))
-      .where(
-        and(
-          eq(datasourceAccess.datasourceId, datasourceId),
-          eq(datasourceAccess.scope, 'role'),
-          notEnded,
-        ),
-      )
+      .where(and(scopeRows(datasourceId, 'role'), notEnded))
       .orderBy(asc(roles.name))
     return rows.map(withWindow)
   }
@@ -286,13 +266,7 @@ export class AccessService {
     const rows = await db
       .select()
       .from(datasourceAccess)
-      .where(
-        and(
-          eq(datasourceAccess.datasourceId, datasourceId),
-          eq(datasourceAccess.scope, scope),
-          notEnded,
-        ),
-      )
+      .where(and(scopeRows(datasourceId, scope), notEnded))
     return sortedUnique(rows.map((r) => r.userId ?? r.roleId ?? r.datasourceId))
   }
 
@@ -305,12 +279,7 @@ export class AccessService {
   ): Promise<void> {
     // Rows that stay keep their windows; only removed ids go and only new ids are inserted.
     const keep = new Set(ids)
-    const rows = await db
-      .select()
-      .from(datasourceAccess)
-      .where(
-        and(eq(datasourceAccess.datasourceId, datasourceId), eq(datasourceAccess.scope, scope)),
-      )
+    const rows = await db.select().from(datasourceAccess).where(scopeRows(datasourceId, scope))
     const present = new Set<string>()
     const gone: string[] = []
     for (const r of rows) {

@@ -69,58 +69,8 @@ export const accessRoutes: RouteSpec[] = [
       return noContent(c)
     },
   }),
-  defineRoute({
-    method: 'PUT',
-    path: '/datasources/{id}/users/{user_id}',
-    summary: 'Grant one user access, optionally for a validity window',
-    tag: TAG,
-    status: 204,
-    params: userAccessParams,
-    body: grantWindowBody,
-    exists: (deps, p) => deps.store.datasources.get(p.id),
-    async handler({ c, deps, params, body, actorId }) {
-      await deps.store.access.grant(params.id, { scope: 'user', id: params.user_id }, body, actorId)
-      return noContent(c)
-    },
-  }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/datasources/{id}/users/{user_id}',
-    summary: "Revoke one user's access",
-    tag: TAG,
-    status: 204,
-    params: userAccessParams,
-    async handler({ c, deps, params, actorId }) {
-      await deps.store.access.revoke(params.id, { scope: 'user', id: params.user_id }, actorId)
-      return noContent(c)
-    },
-  }),
-  defineRoute({
-    method: 'PUT',
-    path: '/datasources/{id}/access/roles/{role_id}',
-    summary: 'Grant one role access, optionally for a validity window',
-    tag: TAG,
-    status: 204,
-    params: roleAccessParams,
-    body: grantWindowBody,
-    exists: (deps, p) => deps.store.datasources.get(p.id),
-    async handler({ c, deps, params, body, actorId }) {
-      await deps.store.access.grant(params.id, { scope: 'role', id: params.role_id }, body, actorId)
-      return noContent(c)
-    },
-  }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/datasources/{id}/access/roles/{role_id}',
-    summary: "Revoke one role's access",
-    tag: TAG,
-    status: 204,
-    params: roleAccessParams,
-    async handler({ c, deps, params, actorId }) {
-      await deps.store.access.revoke(params.id, { scope: 'role', id: params.role_id }, actorId)
-      return noContent(c)
-    },
-  }),
+  ...oneSubjectRoutes('user', '/datasources/{id}/users/{user_id}', userAccessParams),
+  ...oneSubjectRoutes('role', '/datasources/{id}/access/roles/{role_id}', roleAccessParams),
   defineRoute({
     method: 'PUT',
     path: '/datasources/{id}/access/all',
@@ -136,3 +86,43 @@ export const accessRoutes: RouteSpec[] = [
     },
   }),
 ]
+
+/** Grant (optionally for a validity window) and revoke of one user's or one role's access. */
+function oneSubjectRoutes(
+  scope: 'user' | 'role',
+  path: string,
+  params: typeof userAccessParams | typeof roleAccessParams,
+): RouteSpec[] {
+  const subject = (p: { user_id: string } | { role_id: string }) => ({
+    scope,
+    id: 'user_id' in p ? p.user_id : p.role_id,
+  })
+  return [
+    defineRoute({
+      method: 'PUT',
+      path,
+      summary: `Grant one ${scope} access, optionally for a validity window`,
+      tag: TAG,
+      status: 204,
+      params,
+      body: grantWindowBody,
+      exists: (deps, p) => deps.store.datasources.get(p.id),
+      async handler({ c, deps, params: p, body, actorId }) {
+        await deps.store.access.grant(p.id, subject(p), body, actorId)
+        return noContent(c)
+      },
+    }),
+    defineRoute({
+      method: 'DELETE',
+      path,
+      summary: `Revoke one ${scope}'s access`,
+      tag: TAG,
+      status: 204,
+      params,
+      async handler({ c, deps, params: p, actorId }) {
+        await deps.store.access.revoke(p.id, subject(p), actorId)
+        return noContent(c)
+      },
+    }),
+  ]
+}
