@@ -9,6 +9,7 @@ import {
 import { deparseStatement } from './ast/deparse.js'
 import type { AstNode, Pg } from './ast/node.js'
 import { parseSql } from './ast/parse.js'
+import { taggedBody } from './ast/tag-dispatch.js'
 import { buildDecisionContext, decisionRecord, resolveDecision } from './decision/index.js'
 import { PolicyDeniedError, UndefinedTableError, withStackDepth } from './errors.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
@@ -233,10 +234,10 @@ function decideQueryPolicies(
 function replaceQuery(stmt: AstNode, classified: ClassifiedStatement, rewritten: AstNode): AstNode {
   if (classified.kind === StatementKind.Select) return rewritten
   if (classified.kind === StatementKind.Explain) {
-    const explain = (stmt as { ExplainStmt: Pg.ExplainStmt }).ExplainStmt
+    const explain = taggedBody(stmt, 'ExplainStmt')
     return { ExplainStmt: { ...explain, query: rewritten } }
   }
-  const declare = (stmt as { DeclareCursorStmt: Pg.DeclareCursorStmt }).DeclareCursorStmt
+  const declare = taggedBody(stmt, 'DeclareCursorStmt')
   return { DeclareCursorStmt: { ...declare, query: rewritten } }
 }
 
@@ -253,7 +254,7 @@ function cursorOf(stmt: AstNode): { name: string | null; hold: boolean } {
 }
 
 function settingOf(stmt: AstNode): { name: string; value: string | null } {
-  const set = (stmt as { VariableSetStmt: Pg.VariableSetStmt }).VariableSetStmt
+  const set = taggedBody(stmt, 'VariableSetStmt')
   const name = (set.name ?? '').toLowerCase()
   if (set.kind !== 'VAR_SET_VALUE') return { name, value: null }
   const arg = set.args?.[0] as { A_Const?: Pg.A_Const } | undefined

@@ -1,4 +1,5 @@
 import { type AstNode, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { taggedBody } from '../ast/tag-dispatch.js'
 
 /**
  * `name(type, ...)` as PostgreSQL prints it in "function ... does not exist", with the
@@ -13,14 +14,14 @@ export function functionSignature(call: Pg.FuncCall): string {
 function guessType(node: AstNode): string {
   const tag = tagOf(node)
   if (tag === 'A_Const') {
-    const c = (node as { A_Const: Pg.A_Const }).A_Const
+    const c = taggedBody(node, 'A_Const')
     if (c.ival !== undefined) return 'integer'
     if (c.fval !== undefined) return 'numeric'
     if (c.boolval !== undefined) return 'boolean'
     return 'unknown'
   }
   if (tag === 'TypeCast') {
-    const names = stringsOf((node as { TypeCast: Pg.TypeCast }).TypeCast.typeName?.names)
+    const names = stringsOf(taggedBody(node, 'TypeCast').typeName?.names)
     return names[names.length - 1] ?? 'unknown'
   }
   return 'unknown'

@@ -1,4 +1,5 @@
 import { type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 import { REG_TYPES } from '../policy/function-allowlist.js'
 
 /**
@@ -52,7 +53,7 @@ export class ImpliedObjectNames {
         return
       case 'CaseExpr': {
         const expr = body as Pg.CaseExpr
-        const whens = (expr.args ?? []).map((w) => (w as { CaseWhen: Pg.CaseWhen }).CaseWhen)
+        const whens = (expr.args ?? []).map((w) => taggedBody(w, 'CaseWhen'))
         this.#groups.push([...whens.map((w) => w.result), expr.defresult])
         return
       }
@@ -97,7 +98,7 @@ export class ImpliedObjectNames {
 
   #collectSelect(select: Pg.SelectStmt): void {
     for (const target of select.targetList ?? []) {
-      const res = (target as { ResTarget?: Pg.ResTarget }).ResTarget
+      const res = nodeBody(target, 'ResTarget')
       if (res) this.#outputs.push({ name: res.name ?? implicitName(res.val), value: res.val })
     }
     const isSetOperation = select.op !== undefined && select.op !== 'SETOP_NONE'
@@ -155,7 +156,7 @@ function regTypeOf(node: unknown, typed: ReadonlyMap<string, string>): string | 
       return firstType((body as { args?: unknown[] }).args ?? [], typed)
     case 'CaseExpr': {
       const expr = body as Pg.CaseExpr
-      const results = (expr.args ?? []).map((w) => (w as { CaseWhen: Pg.CaseWhen }).CaseWhen.result)
+      const results = (expr.args ?? []).map((w) => taggedBody(w, 'CaseWhen').result)
       return firstType([...results, expr.defresult], typed)
     }
     case 'A_Expr': {
@@ -188,13 +189,13 @@ function firstType(
 
 /** The rows a query's leaves produce: each leaf SELECT's select list, or each VALUES row. */
 function leafRows(query: unknown): unknown[][] {
-  const select = (query as { SelectStmt?: Pg.SelectStmt } | undefined)?.SelectStmt
+  const select = nodeBody(query, 'SelectStmt')
   if (!select) return []
   if (select.op !== undefined && select.op !== 'SETOP_NONE') {
     return [...leafRows({ SelectStmt: select.larg }), ...leafRows({ SelectStmt: select.rarg })]
   }
   if ((select.valuesLists?.length ?? 0) > 0) return (select.valuesLists ?? []).map(listItems)
-  return [(select.targetList ?? []).map((t) => (t as { ResTarget?: Pg.ResTarget }).ResTarget?.val)]
+  return [(select.targetList ?? []).map((t) => nodeBody(t, 'ResTarget')?.val)]
 }
 
 function listItems(list: unknown): unknown[] {
@@ -203,9 +204,9 @@ function listItems(list: unknown): unknown[] {
 
 /** The column name PostgreSQL derives for an unnamed select-list entry, where it matters here. */
 function implicitName(value: unknown): string | undefined {
-  const ref = (value as { ColumnRef?: Pg.ColumnRef } | undefined)?.ColumnRef
+  const ref = nodeBody(value, 'ColumnRef')
   if (ref) return stringsOf(ref.fields).at(-1)
-  const cast = (value as { TypeCast?: Pg.TypeCast } | undefined)?.TypeCast
+  const cast = nodeBody(value, 'TypeCast')
   if (cast) return implicitName(cast.arg) ?? stringsOf(cast.typeName?.names).at(-1)
   return undefined
 }

@@ -1,4 +1,5 @@
 import { type AstNode, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 
 /** A user conjunct that may be copied inside a fenced scan, with the column it reads. */
 export interface PushdownCandidate {
@@ -25,9 +26,7 @@ export function findPushdownCandidates(
   const from = select.fromClause ?? []
   for (const item of from) collectScans(item as AstNode, scans)
   const only =
-    from.length === 1 && tagOf(from[0]) === 'RangeVar'
-      ? (from[0] as { RangeVar: Pg.RangeVar }).RangeVar
-      : undefined
+    from.length === 1 && tagOf(from[0]) === 'RangeVar' ? taggedBody(from[0], 'RangeVar') : undefined
   for (const conjunct of conjunctsOf(select.whereClause as AstNode)) {
     const column = leakproofColumn(conjunct)
     if (!column) continue
@@ -41,7 +40,7 @@ export function findPushdownCandidates(
 }
 
 function conjunctsOf(node: AstNode): AstNode[] {
-  const bool = (node as { BoolExpr?: Pg.BoolExpr }).BoolExpr
+  const bool = nodeBody(node, 'BoolExpr')
   if (bool?.boolop === 'AND_EXPR')
     return (bool.args ?? []).flatMap((a) => conjunctsOf(a as AstNode))
   return [node]
@@ -51,10 +50,10 @@ function conjunctsOf(node: AstNode): AstNode[] {
 function collectScans(item: AstNode, out: Map<string, Pg.RangeVar>): void {
   const tag = tagOf(item)
   if (tag === 'RangeVar') {
-    const rv = (item as { RangeVar: Pg.RangeVar }).RangeVar
+    const rv = taggedBody(item, 'RangeVar')
     out.set(rv.alias?.aliasname ?? rv.relname ?? '', rv)
   } else if (tag === 'JoinExpr') {
-    const join = (item as { JoinExpr: Pg.JoinExpr }).JoinExpr
+    const join = taggedBody(item, 'JoinExpr')
     if (join.jointype === 'JOIN_INNER' || join.jointype === 'JOIN_LEFT')
       collectScans(join.larg as AstNode, out)
     if (join.jointype === 'JOIN_INNER' || join.jointype === 'JOIN_RIGHT')
@@ -66,10 +65,9 @@ function leakproofColumn(
   node: AstNode,
 ): { qualifier: string | undefined; name: string } | undefined {
   const tag = tagOf(node)
-  if (tag === 'NullTest')
-    return columnOf((node as { NullTest: Pg.NullTest }).NullTest.arg as AstNode)
+  if (tag === 'NullTest') return columnOf(taggedBody(node, 'NullTest').arg as AstNode)
   if (tag !== 'A_Expr') return undefined
-  const expr = (node as { A_Expr: Pg.A_Expr }).A_Expr
+  const expr = taggedBody(node, 'A_Expr')
   const op = stringsOf(expr.name)
   const lexpr = expr.lexpr as AstNode
   const rexpr = expr.rexpr as AstNode
@@ -98,7 +96,7 @@ function leakproofColumn(
 function columnOf(
   node: AstNode | undefined,
 ): { qualifier: string | undefined; name: string } | undefined {
-  const ref = (node as { ColumnRef?: Pg.ColumnRef } | undefined)?.ColumnRef
+  const ref = nodeBody(node, 'ColumnRef')
   if (!ref) return undefined
   const names = stringsOf(ref.fields)
   if (names.includes('*') || names.length > 2) return undefined
@@ -140,9 +138,9 @@ function isConstant(node: AstNode | undefined): boolean {
     case 'ParamRef':
       return true
     case 'TypeCast':
-      return isConstant((node as { TypeCast: Pg.TypeCast }).TypeCast.arg as AstNode)
+      return isConstant(taggedBody(node, 'TypeCast').arg as AstNode)
     case 'A_Expr': {
-      const expr = (node as { A_Expr: Pg.A_Expr }).A_Expr
+      const expr = taggedBody(node, 'A_Expr')
       const op = stringsOf(expr.name)
       return (
         expr.kind === 'AEXPR_OP' &&
@@ -153,11 +151,9 @@ function isConstant(node: AstNode | undefined): boolean {
       )
     }
     case 'SQLValueFunction':
-      return CLOCK_VALUES.has(
-        (node as { SQLValueFunction: Pg.SQLValueFunction }).SQLValueFunction.op ?? '',
-      )
+      return CLOCK_VALUES.has(taggedBody(node, 'SQLValueFunction').op ?? '')
     case 'FuncCall': {
-      const call = (node as { FuncCall: Pg.FuncCall }).FuncCall
+      const call = taggedBody(node, 'FuncCall')
       const names = stringsOf(call.funcname)
       return (
         names.length === 1 &&

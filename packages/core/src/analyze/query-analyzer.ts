@@ -1,5 +1,5 @@
 import { type AstNode, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
-import { dispatchTag, type TagTable } from '../ast/tag-dispatch.js'
+import { dispatchTag, nodeBody, type TagTable, taggedBody } from '../ast/tag-dispatch.js'
 import {
   PalisadeError,
   ReadOnlyViolationError,
@@ -206,9 +206,7 @@ export class QueryAnalyzer {
     let scope = outer
     const withClause = select.withClause
     if (withClause) {
-      const ctes = (withClause.ctes ?? []).map(
-        (c) => (c as { CommonTableExpr: Pg.CommonTableExpr }).CommonTableExpr,
-      )
+      const ctes = (withClause.ctes ?? []).map((c) => taggedBody(c, 'CommonTableExpr'))
       const names = ctes.map((cte) => {
         const name = cte.ctename ?? ''
         const rename = PLAIN_IDENTIFIER.test(name)
@@ -316,7 +314,7 @@ export class QueryAnalyzer {
    * only OIDs of the virtual catalog (virtual-catalog/catalog-guards.ts).
    */
   #checkObjectNameCast(cast: Pg.TypeCast, type: string): void {
-    const text = (cast.arg as { A_Const?: Pg.A_Const } | undefined)?.A_Const?.sval?.sval
+    const text = nodeBody(cast.arg, 'A_Const')?.sval?.sval
     if (text === undefined || /^\s*\d+\s*$/.test(text)) {
       if (!Object.hasOwn(GUARDED_CASTS, type)) {
         throw new UnsupportedStatementError(`casts to ${type} of anything but a name`)

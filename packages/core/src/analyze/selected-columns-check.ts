@@ -1,4 +1,5 @@
-import { type AstNode, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { type AstNode, stringsOf, tagOf } from '../ast/node.js'
+import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 import { PolicyDeniedError } from '../errors.js'
 import type { TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
@@ -20,7 +21,7 @@ export function checkSelectedColumns(
   analysis: QueryAnalysis,
   plans: ReadonlyMap<TableEntry, ScanPlan>,
 ): void {
-  const select = (query as { SelectStmt?: Pg.SelectStmt }).SelectStmt
+  const select = nodeBody(query, 'SelectStmt')
   if (!select) return
   if (select.op !== undefined && select.op !== 'SETOP_NONE') {
     checkSelectedColumns(select.larg as unknown as AstNode, analysis, plans)
@@ -36,8 +37,8 @@ export function checkSelectedColumns(
   const denied: string[] = []
   let live = false
   for (const target of targets) {
-    const val = (target as { ResTarget?: Pg.ResTarget }).ResTarget?.val as AstNode | undefined
-    const ref = (val as { ColumnRef?: Pg.ColumnRef } | undefined)?.ColumnRef
+    const val = nodeBody(target, 'ResTarget')?.val as AstNode | undefined
+    const ref = nodeBody(val, 'ColumnRef')
     if (!ref) {
       live = true
       continue
@@ -75,7 +76,7 @@ function collectFrom(
 ): void {
   const tag = tagOf(item)
   if (tag === 'JoinExpr') {
-    const join = (item as { JoinExpr: Pg.JoinExpr }).JoinExpr
+    const join = taggedBody(item, 'JoinExpr')
     collectFrom(join.larg as AstNode, analysis, plans, out, opaque)
     collectFrom(join.rarg as AstNode, analysis, plans, out, opaque)
     return

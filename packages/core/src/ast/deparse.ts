@@ -5,6 +5,7 @@ import { DeparserContext } from 'pgsql-deparser/visitors/base.js'
 import { isStackOverflow, PalisadeError, StackDepthError } from '../errors.js'
 import { SqlState } from '../sqlstate.js'
 import type { AstNode, Pg } from './node.js'
+import { nodeBody } from './tag-dispatch.js'
 
 /**
  * The deparser, taught one extra node: a fragment that holds the deparsed text of a subtree
@@ -38,7 +39,7 @@ class FragmentDeparser extends Deparser {
   /** `XMLPARSE (CONTENT x PRESERVE WHITESPACE)`: the deparser drops the whitespace option. */
   override XmlExpr(node: Pg.XmlExpr, context: never): string {
     const [value, preserve] = node.args ?? []
-    const keep = (preserve as { A_Const?: Pg.A_Const } | undefined)?.A_Const?.boolval?.boolval
+    const keep = nodeBody(preserve, 'A_Const')?.boolval?.boolval
     if (node.op !== 'IS_XMLPARSE' || keep !== true) return super.XmlExpr(node, context)
     const option = node.xmloption === 'XMLOPTION_DOCUMENT' ? 'DOCUMENT' : 'CONTENT'
     return `XMLPARSE (${option} ${this.visit(value as never, context)} PRESERVE WHITESPACE)`

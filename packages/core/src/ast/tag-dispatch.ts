@@ -11,6 +11,17 @@ export type NodeTag = Pg.Node extends infer N
 /** The body type of the nodes of one tag. */
 export type BodyOf<K extends NodeTag> = Extract<Pg.Node, { [P in K]: unknown }>[K]
 
+/** The body of `value` when it is a node of `tag`, typed by the tag; otherwise undefined. */
+export function nodeBody<K extends NodeTag>(value: unknown, tag: K): BodyOf<K> | undefined {
+  if (value === null || typeof value !== 'object') return undefined
+  return (value as Partial<Record<K, BodyOf<K>>>)[tag]
+}
+
+/** The body of a node known to be of `tag` (its tag was checked): typed by the tag. */
+export function taggedBody<K extends NodeTag>(node: unknown, tag: K): BodyOf<K> {
+  return (node as Record<K, BodyOf<K>>)[tag]
+}
+
 /** Handles the nodes of one tag: a replacement, or undefined to let later passes and the walk go on. */
 export type TagHandler<K extends NodeTag> = (body: BodyOf<K>, node: AstNode) => AstNode | undefined
 

@@ -14,6 +14,7 @@ import {
   selectStmt,
   stringsOf,
 } from '../ast/node.js'
+import { nodeBody } from '../ast/tag-dispatch.js'
 import type { CatalogTable, ColumnAnchor, TableRelationship } from '../catalog.types.js'
 import { AccessRulesError } from '../errors.js'
 import type { AttributeDefinition, SessionUser } from '../session-context.types.js'
@@ -171,7 +172,7 @@ function bindColumns(
         : (items as { List?: { items?: AstNode[] } })?.List?.items
       if (!list) return undefined
       const spliced = list.flatMap((item) => {
-        const param = (item as { ParamRef?: Pg.ParamRef }).ParamRef
+        const param = nodeBody(item, 'ParamRef')
         if (!param) return [bindValue(item)]
         const value = values[(param.number ?? 1) - 1]
         return value?.kind === 'list' ? [...value.nodes] : [scalarOf(value)]

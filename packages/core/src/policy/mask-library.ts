@@ -1,6 +1,7 @@
 import { mapTree, walkTree } from '../ast/map-tree.js'
 import { type AstNode, type Pg, stringsOf } from '../ast/node.js'
 import { parseSql } from '../ast/parse.js'
+import { nodeBody } from '../ast/tag-dispatch.js'
 import { AccessRulesError, ExpressionError } from '../errors.js'
 
 /**
@@ -148,7 +149,7 @@ function definitionOf(call: Pg.FuncCall): { name: string; definition: MaskDefini
 function literalOf(
   node: AstNode | undefined,
 ): { kind: 'int' | 'float' | 'string' | 'bool' | 'null'; value: string } | undefined {
-  const body = (node as { A_Const?: Pg.A_Const } | undefined)?.A_Const
+  const body = nodeBody(node, 'A_Const')
   if (!body) return undefined
   if (body.isnull) return { kind: 'null', value: 'NULL' }
   if (body.ival !== undefined) return { kind: 'int', value: String(body.ival.ival ?? 0) }
@@ -295,8 +296,8 @@ export function expandMaskCalls(
 
 function parseExpression(sql: string): AstNode {
   const [statement] = parseSql(`SELECT ${sql}`)
-  const select = (statement?.stmt as { SelectStmt?: Pg.SelectStmt } | undefined)?.SelectStmt
-  const target = (select?.targetList?.[0] as { ResTarget?: Pg.ResTarget } | undefined)?.ResTarget
+  const select = nodeBody(statement?.stmt, 'SelectStmt')
+  const target = nodeBody(select?.targetList?.[0], 'ResTarget')
   if (!target?.val) throw new AccessRulesError('a library mask did not expand')
   return target.val as AstNode
 }

@@ -1,6 +1,7 @@
 import { QueryAnalyzer } from '../analyze/query-analyzer.js'
 import { walkTree } from '../ast/map-tree.js'
 import { type AstNode, type NodeBody, nullConst, type Pg, stringsOf } from '../ast/node.js'
+import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 import type { RelationName } from '../catalog.types.js'
 import { isPalisadeError } from '../errors.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
@@ -106,7 +107,7 @@ export function viewResolver(input: ViewResolutionInput): (entry: TableEntry) =>
       scopes.set(scope, [...(scopes.get(scope) ?? []), plan])
       for (const column of plan.columns) columns.add(column)
     }
-    const select = (body as { SelectStmt: Pg.SelectStmt }).SelectStmt
+    const select = taggedBody(body, 'SelectStmt')
     const leaves = leafSelects(select)
     // A VALUES body names its columns column1, column2…; the view's own names come from
     // `CREATE VIEW v(a, b)` and are in the catalog.
@@ -130,7 +131,7 @@ export function viewResolver(input: ViewResolutionInput): (entry: TableEntry) =>
         let inTargets = 0
         for (const leaf of leaves) {
           leaf.targetList?.forEach((item, i) => {
-            const target = (item as { ResTarget?: Pg.ResTarget }).ResTarget
+            const target = nodeBody(item, 'ResTarget')
             const count = countUnavailable(target?.val, unavailable)
             if (count === 0 || !target) return
             inTargets += count
@@ -250,9 +251,9 @@ function valuesWidth(select: Pg.SelectStmt | undefined): number | undefined {
 /** Output column names of a SELECT, as PostgreSQL names them for the printed definitions. */
 function outputNames(select: Pg.SelectStmt | undefined): string[] {
   return (select?.targetList ?? []).map((item) => {
-    const target = (item as { ResTarget?: Pg.ResTarget }).ResTarget
+    const target = nodeBody(item, 'ResTarget')
     if (target?.name !== undefined) return target.name
-    const ref = (target?.val as { ColumnRef?: Pg.ColumnRef } | undefined)?.ColumnRef
+    const ref = nodeBody(target?.val, 'ColumnRef')
     const names = stringsOf(ref?.fields)
     return names[names.length - 1] ?? '?column?'
   })

@@ -1,5 +1,5 @@
 import { type AstNode, type Pg, stringsOf, tagOf } from '../ast/node.js'
-import type { TreePass } from '../ast/tag-dispatch.js'
+import { type TreePass, taggedBody } from '../ast/tag-dispatch.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { catalogFunctionName } from '../virtual-catalog/catalog-guards.js'
 import type { TransformContext } from './transform-context.js'
@@ -26,11 +26,11 @@ const IDENTITY_LABELS: Partial<Record<NonNullable<Pg.SQLValueFunction['op']>, st
 function identityLabel(val: AstNode | undefined): string | undefined {
   const tag = tagOf(val)
   if (tag === 'SQLValueFunction') {
-    const op = (val as { SQLValueFunction: Pg.SQLValueFunction }).SQLValueFunction.op
+    const op = taggedBody(val, 'SQLValueFunction').op
     return op === undefined ? undefined : IDENTITY_LABELS[op]
   }
   if (tag === 'FuncCall') {
-    const call = (val as { FuncCall: Pg.FuncCall }).FuncCall
+    const call = taggedBody(val, 'FuncCall')
     const names = stringsOf(call.funcname)
     const name = names[names.length - 1]
     if ((call.args?.length ?? 0) === 0 && IDENTITY_FUNCTIONS.has(name ?? '')) {

@@ -11,6 +11,7 @@ import {
   selectStmt,
   stringsOf,
 } from '../ast/node.js'
+import { taggedBody } from '../ast/tag-dispatch.js'
 import type { ScanFragments, ScanPlan } from '../session/scan-plan.js'
 
 /**
@@ -37,7 +38,7 @@ export function innerScan(
   let scan: AstNode = rangeVar(plan.table.schema, plan.table.name)
   if (only) {
     // The deparser prints ONLY for a RangeVar without `inh`, as the parser gives it.
-    const { inh: _inh, ...rest } = (scan as { RangeVar: Pg.RangeVar }).RangeVar
+    const { inh: _inh, ...rest } = taggedBody(scan, 'RangeVar')
     scan = { RangeVar: rest }
   }
   if (sample) scan = { RangeTableSample: { ...sample, relation: scan } }

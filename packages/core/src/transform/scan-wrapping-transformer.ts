@@ -13,7 +13,7 @@ import {
   stringsOf,
   typeCast,
 } from '../ast/node.js'
-import { composePasses, type TreePass } from '../ast/tag-dispatch.js'
+import { composePasses, nodeBody, type TreePass } from '../ast/tag-dispatch.js'
 import { PalisadeError } from '../errors.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
@@ -54,7 +54,7 @@ export function wrapScans(
   const scans: TreePass = {
     RangeVar: (rv) => replaceRangeVar(rv, undefined),
     RangeTableSample: (sample) => {
-      const relation = (sample.relation as { RangeVar?: Pg.RangeVar } | undefined)?.RangeVar
+      const relation = nodeBody(sample.relation, 'RangeVar')
       return relation ? replaceRangeVar(relation, sample) : undefined
     },
     SelectStmt: (select) => mapSelect(select),

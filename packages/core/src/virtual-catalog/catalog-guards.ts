@@ -16,6 +16,7 @@ import {
   stringsOf,
   tagOf,
 } from '../ast/node.js'
+import { taggedBody } from '../ast/tag-dispatch.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { pgCatalogExpression, pgCatalogFragment, qualifiedCast } from './pg-catalog.js'
 
@@ -346,7 +347,7 @@ function descriptionLookup(
   })
   // The one-argument form matches any catalog; PostgreSQL errors on several rows, this takes one.
   if (name === 'obj_description' && args.length === 1) {
-    ;(lookup as { SelectStmt: Pg.SelectStmt }).SelectStmt.limitCount = numberConst(1)
+    taggedBody(lookup, 'SelectStmt').limitCount = numberConst(1)
   }
   return exprSublink(lookup)
 }
@@ -381,16 +382,16 @@ export function castLabel(cast: Pg.TypeCast, type: string): string {
 function expressionLabel(node: AstNode | undefined): string | undefined {
   switch (tagOf(node)) {
     case 'ColumnRef': {
-      const fields = stringsOf((node as { ColumnRef: Pg.ColumnRef }).ColumnRef.fields)
+      const fields = stringsOf(taggedBody(node, 'ColumnRef').fields)
       const last = fields[fields.length - 1]
       return last === '*' ? undefined : last
     }
     case 'FuncCall': {
-      const names = stringsOf((node as { FuncCall: Pg.FuncCall }).FuncCall.funcname)
+      const names = stringsOf(taggedBody(node, 'FuncCall').funcname)
       return names[names.length - 1]
     }
     case 'TypeCast': {
-      const cast = (node as { TypeCast: Pg.TypeCast }).TypeCast
+      const cast = taggedBody(node, 'TypeCast')
       const names = stringsOf(cast.typeName?.names)
       return expressionLabel(cast.arg as AstNode | undefined) ?? names[names.length - 1]
     }

@@ -15,6 +15,7 @@ import {
   typeCast,
 } from '../ast/node.js'
 import { parseSql } from '../ast/parse.js'
+import { taggedBody } from '../ast/tag-dispatch.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { DEFAULT_SERVER_VERSION } from './pg-catalog-columns.js'
 import {
@@ -62,7 +63,7 @@ function buildFromTemplate(session: CompiledSession, name: string): AstNode {
   if (!isVirtualPgCatalogRelation(name)) return tree
   // A security-barrier fence: PostgreSQL must not run a user's condition (which can fail or
   // leak) on a catalog row before the visibility filter has removed it.
-  const select = (tree as { SelectStmt: Pg.SelectStmt }).SelectStmt
+  const select = taggedBody(tree, 'SelectStmt')
   return { SelectStmt: { ...select, limitOffset: numberConst(0) } }
 }
 
@@ -73,8 +74,8 @@ function buildFromTemplate(session: CompiledSession, name: string): AstNode {
 export function pgCatalogExpression(session: CompiledSession, name: string, key: AstNode): AstNode {
   const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
   const tree = substitute(session, parsedTemplate(name, version), key)
-  const target = (tree as { SelectStmt: Pg.SelectStmt }).SelectStmt.targetList?.[0]
-  return (target as { ResTarget: Pg.ResTarget }).ResTarget.val as AstNode
+  const target = taggedBody(tree, 'SelectStmt').targetList?.[0]
+  return taggedBody(target, 'ResTarget').val as AstNode
 }
 
 function substitute(session: CompiledSession, template: AstNode, key?: AstNode): AstNode {
