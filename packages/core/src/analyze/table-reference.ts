@@ -19,5 +19,5 @@ export type TableReference =
     }
   | { readonly kind: 'cte'; readonly name: string; readonly rename: string | undefined }
   | { readonly kind: 'information_schema'; readonly view: VirtualInformationSchemaView }
-  /** A relation of the virtual `pg_catalog` (catalog/pg-catalog-templates.ts). */
+  /** A relation of the virtual `pg_catalog` (virtual-catalog/pg-catalog-templates.ts). */
   | { readonly kind: 'pg_catalog'; readonly relation: string }

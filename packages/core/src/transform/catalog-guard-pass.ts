@@ -1,16 +1,32 @@
-import { type AstNode, type NodeBody, stringConst, stringsOf } from '../ast/node.js'
+import type { TableReference } from '../analyze/table-reference.js'
+import { statementFragment } from '../ast/deparse.js'
+import {
+  type AstNode,
+  type NodeBody,
+  type Pg,
+  rangeSubselect,
+  stringConst,
+  stringsOf,
+} from '../ast/node.js'
 import type { TreePass } from '../ast/tag-dispatch.js'
 import { REG_TYPES } from '../policy/function-allowlist.js'
+import type { CompiledSession } from '../session/compiled-session.js'
 import {
   castLabel,
   catalogFunctionName,
   guardCatalogCall,
   guardObjectCast,
 } from '../virtual-catalog/catalog-guards.js'
+import {
+  informationSchemaSubquery,
+  type VirtualInformationSchemaView,
+} from '../virtual-catalog/information-schema.js'
+import { pgCatalogFragment } from '../virtual-catalog/pg-catalog.js'
 import type { TransformContext } from './transform-context.js'
 
 /**
- * The virtual catalog's guards on what reads the upstream catalog by value: catalog functions
+ * The virtual catalog pass: catalog relations become the user's filtered form, and the guards
+ * on what reads the upstream catalog by value: catalog functions
  * get only the OIDs the user may see, object-name casts of a name literal get its upstream
  * name (the analyzer checked it), and any other value cast to an object-identifier type is
  * guarded (virtual-catalog/catalog-guards.ts).
@@ -60,4 +76,28 @@ export function impliedCatalogGuards(
     guarding = outer
     return guardObjectCast(ctx.session, value, impliedType, impliedType)
   }
+}
+
+/** A relation of the virtual pg_catalog or information_schema: the user's filtered form. */
+export function virtualCatalogRelation(
+  session: CompiledSession,
+  reference: Extract<TableReference, { kind: 'information_schema' | 'pg_catalog' }>,
+  alias: Pg.Alias,
+): AstNode {
+  return rangeSubselect(
+    reference.kind === 'pg_catalog'
+      ? pgCatalogFragment(session, reference.relation)
+      : catalogView(session, reference.view),
+    alias,
+  )
+}
+
+/** The session's filtered form of a catalog view, deparsed once per session. */
+function catalogView(session: CompiledSession, view: VirtualInformationSchemaView): AstNode {
+  let fragment = session.catalogViews.get(view)
+  if (!fragment) {
+    fragment = statementFragment(informationSchemaSubquery(session, view))
+    session.catalogViews.set(view, fragment)
+  }
+  return fragment
 }

@@ -1,5 +1,4 @@
 import type { QueryAnalysis } from '../analyze/query-analyzer.js'
-import { statementFragment } from '../ast/deparse.js'
 import { mapTree, type NodeMapper } from '../ast/map-tree.js'
 import {
   type AstNode,
@@ -8,28 +7,25 @@ import {
   numberConst,
   type Pg,
   rangeSubselect,
-  selectStmt,
   stringNode,
   stringsOf,
   typeCast,
 } from '../ast/node.js'
 import { composePasses, nodeBody, type TreePass } from '../ast/tag-dispatch.js'
-import { PalisadeError } from '../errors.js'
 import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
-import { SqlState } from '../sqlstate.js'
 import {
-  informationSchemaSubquery,
-  type VirtualInformationSchemaView,
-} from '../virtual-catalog/information-schema.js'
-import { pgCatalogFragment } from '../virtual-catalog/pg-catalog.js'
-import { catalogGuards, impliedCatalogGuards } from './catalog-guard-pass.js'
-import { cteRenaming } from './cte-renaming.js'
+  catalogGuards,
+  impliedCatalogGuards,
+  virtualCatalogRelation,
+} from './catalog-guard-pass.js'
+import { cteRenaming, renamedCteReference } from './cte-renaming.js'
 import { dependentGroupColumns } from './functional-dependency.js'
 import { identitySubstitution } from './identity-substitution.js'
 import { innerScan, leakproofConjuncts } from './inner-scan.js'
 import { systemColumnUse } from './system-columns.js'
 import type { TransformContext } from './transform-context.js'
+import { expandView } from './view-expansion.js'
 import {
   mayReadWholeRows,
   type WholeRowLevel,
@@ -141,54 +137,18 @@ export function wrapScans(
     const alias = rv.alias ?? { aliasname: rv.relname ?? '' }
     switch (reference.kind) {
       case 'cte':
-        if (reference.rename === undefined) return undefined
-        return { RangeVar: { ...rv, relname: reference.rename, alias } }
+        return renamedCteReference(rv, reference, alias)
       case 'information_schema':
-        return rangeSubselect(catalogView(session, reference.view), alias)
       case 'pg_catalog':
-        return rangeSubselect(pgCatalogFragment(session, reference.relation), alias)
+        return virtualCatalogRelation(session, reference, alias)
+      case 'view':
+        return expandView(ctx, reference, plans.get(reference.entry), alias, sample)
       case 'table': {
         const plan = plans.get(reference.entry)
         if (!plan?.fragments) throw new Error('scan plan missing for a resolved table')
         const pushed = leakproofConjuncts(plan, analysis.pushdowns.get(rv))
         const system = systemColumns.get(rv) ?? []
         return rangeSubselect(innerScan(plan, plan.fragments, rv, sample, pushed, system), alias)
-      }
-      case 'view': {
-        if (sample) {
-          throw new PalisadeError(
-            SqlState.FeatureNotSupported,
-            'TABLESAMPLE clause can only be applied to tables and materialized views',
-          )
-        }
-        const plan = plans.get(reference.entry)
-        const view = reference.entry.view
-        if (!plan?.fragments || view?.kind !== 'expand') {
-          throw new Error('scan plan missing for an expanded view')
-        }
-        const body = mapTree(reference.body, mapper)
-        const named = view.columnNames?.map(stringNode)
-        if (!view.wrap) {
-          // The user's column aliases first, the view's own names for the rest.
-          const given = alias.colnames ?? []
-          const colnames = named ? [...given, ...named.slice(given.length)] : alias.colnames
-          return rangeSubselect(body, colnames ? { ...alias, colnames } : alias)
-        }
-        // The view's own policies apply on top of its definition, as on a table's scan.
-        const inner = selectStmt({
-          targets: [plan.fragments.targets],
-          from: [
-            rangeSubselect(
-              body,
-              named
-                ? { aliasname: plan.table.name, colnames: named }
-                : { aliasname: plan.table.name },
-            ),
-          ],
-          where: plan.fragments.where,
-          fence: plan.filtered,
-        })
-        return rangeSubselect(inner, alias)
       }
     }
   }
@@ -208,16 +168,6 @@ export function wrapScans(
   }
 
   return mapTree(query, mapper)
-}
-
-/** The session's filtered form of a catalog view, deparsed once per session. */
-function catalogView(session: CompiledSession, view: VirtualInformationSchemaView): AstNode {
-  let fragment = session.catalogViews.get(view)
-  if (!fragment) {
-    fragment = statementFragment(informationSchemaSubquery(session, view))
-    session.catalogViews.set(view, fragment)
-  }
-  return fragment
 }
 
 /**
