@@ -15,7 +15,7 @@ import {
   updatePolicySchema,
 } from './policies/policy-validation.js'
 import { createRoleSchema, roleParentSchema, updateRoleSchema } from './roles/roles-service.js'
-import { createUserSchema, passwordSchema, updateUserSchema } from './users/users-service.js'
+import { createUserSchema, passwordSchema, updateUserSchema } from './users/user-schemas.js'
 
 export {
   boundedString,

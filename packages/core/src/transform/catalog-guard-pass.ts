@@ -11,8 +11,8 @@ import {
 import type { TreePass } from '../ast/tag-dispatch.js'
 import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession } from '../session/compiled-session.js'
+import { castLabel } from '../virtual-catalog/cast-labels.js'
 import {
-  castLabel,
   catalogFunctionName,
   guardCatalogCall,
   guardObjectCast,

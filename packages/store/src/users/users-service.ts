@@ -13,13 +13,7 @@ import {
 import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
-import {
-  boundedString,
-  identName,
-  jsonObject,
-  parseBody,
-  rejectFields,
-} from '../kernel/validation.js'
+import { parseBody, rejectFields } from '../kernel/validation.js'
 import { removeAssignments } from '../policies/assignment-cascade.js'
 import {
   attributeDefinitions,
@@ -36,6 +30,7 @@ import {
   type ScramVerifier,
   verifyScramPassword,
 } from './scram.js'
+import { createUserSchema, passwordSchema, updateUserSchema } from './user-schemas.js'
 
 /** A user as the admin API returns it (docs/resources.md#users); never the verifier. */
 export interface User {
@@ -79,30 +74,6 @@ export interface AuthInfo extends ScramVerifier {
 export type PasswordCheck =
   | { user: User; reason: null }
   | { user: null; reason: 'unknown_user' | 'inactive_user' | 'wrong_password' }
-
-export const passwordSchema = v.pipe(
-  boundedString(8, 256),
-  v.regex(/[A-Z]/, 'needs an uppercase letter'),
-  v.regex(/[a-z]/, 'needs a lowercase letter'),
-  v.regex(/[0-9]/, 'needs a digit'),
-  v.regex(/[^A-Za-z0-9]/, 'needs a character that is neither a letter nor a digit'),
-)
-const email = v.pipe(
-  v.string('expected a string'),
-  v.maxLength(254, 'must be at most 254 characters'),
-  v.includes('@', 'must contain @'),
-)
-const userFields = {
-  username: identName,
-  is_admin: v.nullish(v.boolean('expected a boolean')),
-  is_active: v.nullish(v.boolean('expected a boolean')),
-  email: v.nullish(email),
-  display_name: v.nullish(boundedString(0, 100)),
-  /** Checked against the attribute definitions (docs/resources.md#users). */
-  attributes: v.nullish(jsonObject),
-}
-export const createUserSchema = v.object({ ...userFields, password: passwordSchema })
-export const updateUserSchema = v.partial(v.object(userFields))
 
 type UserRow = typeof users.$inferSelect
 
