@@ -18,7 +18,7 @@ export type {
   User,
 } from '@palisade/store'
 
-import type { AttributeDefinitionRecord, Policy } from '@palisade/store'
+import type { AttributeDefinitionRecord, Policy, ShadowReport } from '@palisade/store'
 
 export interface RoleRef {
   id: string
@@ -63,3 +63,6 @@ export interface CatalogSchema {
   is_selected: boolean
   tables: CatalogTable[]
 }
+
+/** `GET /policies/{id}/shadow-report` (docs/policies.md#shadow-mode). */
+export type ShadowReportAnswer = ShadowReport

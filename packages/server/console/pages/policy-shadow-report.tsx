@@ -1,19 +1,6 @@
 import { api } from '../api'
-import type { Policy } from '../types'
+import type { Policy, ShadowReportAnswer } from '../types'
 import { Show, useLoad } from '../ui/states'
-
-interface ShadowReportAnswer {
-  statements: number
-  would_deny: number
-  users: { user_id: string; username: string; statements: number; would_deny: number }[]
-  examples: {
-    id: string
-    created_at: string
-    username: string
-    original_query: string
-    would_deny: boolean
-  }[]
-}
 
 /** What this policy, in shadow mode, would have done over the last week of the query audit. */
 export function ShadowReport(props: { policy: Policy }) {
