@@ -1,19 +1,19 @@
 import { createAttributeSchema, updateAttributeSchema } from './attributes/attributes-service.js'
-import { anchorSchema, relationshipSchema } from './catalog/relationships-service.js'
 import {
   createDatasourceSchema,
   updateDatasourceSchema,
 } from './datasources/datasources-service.js'
-import { assignmentSchema } from './policies/assignments-service.js'
 import {
   createDecisionFunctionSchema,
   updateDecisionFunctionSchema,
-} from './policies/decision-functions-service.js'
+} from './decision-functions/decision-functions-service.js'
+import { assignmentSchema } from './policies/assignments-service.js'
 import {
   createPolicySchema,
   policyTargetSchema,
   updatePolicySchema,
 } from './policies/policy-validation.js'
+import { anchorSchema, relationshipSchema } from './relationships/relationships-service.js'
 import { createRoleSchema, roleParentSchema, updateRoleSchema } from './roles/roles-service.js'
 import { createUserSchema, passwordSchema, updateUserSchema } from './users/user-schemas.js'
 

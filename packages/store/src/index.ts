@@ -78,8 +78,6 @@ export {
   type SaveSchemaInput,
   type SaveTableInput,
 } from './catalog/catalog-view.js'
-export type { Anchor, Relationship } from './catalog/relationship-rows.js'
-export type { RelationshipsService } from './catalog/relationships-service.js'
 export {
   bodySchemas,
   boundedString,
@@ -114,6 +112,11 @@ export {
   type PoolMode,
 } from './datasources/datasources-service.js'
 export type {
+  CreateDecisionFunctionInput,
+  DecisionFunction,
+  DecisionFunctionsService,
+} from './decision-functions/decision-functions-service.js'
+export type {
   ChangeEvent,
   ChangeFeedEvent,
   ChangeListener,
@@ -145,11 +148,6 @@ export type {
   AssignmentsService,
   AssignPolicyInput,
 } from './policies/assignments-service.js'
-export type {
-  CreateDecisionFunctionInput,
-  DecisionFunction,
-  DecisionFunctionsService,
-} from './policies/decision-functions-service.js'
 export type { EffectivePolicyEntry } from './policies/effective-policies.js'
 export type {
   CreatePolicyInput,
@@ -163,6 +161,8 @@ export {
   type PolicyEnforcement,
   policyTargetSchema,
 } from './policies/policy-validation.js'
+export type { Anchor, Relationship } from './relationships/relationship-rows.js'
+export type { RelationshipsService } from './relationships/relationships-service.js'
 export type { RoleDetail, RoleImpact } from './roles/role-detail.js'
 export type { Role } from './roles/role-rows.js'
 export type { CreateRoleInput, RolesService } from './roles/roles-service.js'

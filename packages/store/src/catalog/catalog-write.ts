@@ -2,6 +2,7 @@
 import { eq, inArray, or } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
 import type { Mutation } from '../kernel/mutation.js'
+import { anchorSnapshot, relationshipSnapshot } from '../relationships/relationship-rows.js'
 import {
   catalogColumns,
   catalogSchemas,
@@ -10,7 +11,6 @@ import {
   tableRelationships,
 } from '../tables.js'
 import { catalogIds, type SaveColumnInput, type SaveSchemaInput } from './catalog-view.js'
-import { anchorSnapshot, relationshipSnapshot } from './relationship-rows.js'
 
 /** Writes a validated selection: schemas, tables and columns kept, the rest removed. */
 export async function writeSelection(

@@ -1,6 +1,7 @@
 import type { PolicyTarget, PolicyType } from '@palisade/core'
 import { and, asc, count, eq, ilike, sql } from 'drizzle-orm'
 import * as v from 'valibot'
+import { versionConflict } from '../decision-functions/decision-functions-service.js'
 import { diffFields, isoNow, type StoreContext } from '../kernel/context.js'
 import { ensureParser } from '../kernel/core-bridge.js'
 import { type Db, onUniqueViolation } from '../kernel/db.js'
@@ -18,7 +19,6 @@ import {
 } from '../tables.js'
 import { removeAssignments } from './assignment-cascade.js'
 import { type Assignment, listAssignments } from './assignments-service.js'
-import { versionConflict } from './decision-functions-service.js'
 import {
   type Body,
   checkDecisionFunction,

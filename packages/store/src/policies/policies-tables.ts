@@ -12,28 +12,10 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core'
 import { datasources } from '../datasources/datasources-tables.js'
+import { decisionFunctions } from '../decision-functions/decision-functions-tables.js'
 import { idColumn, timestamps, ts, validity } from '../kernel/columns.js'
 import { roles } from '../roles/roles-tables.js'
 import { users } from '../users/users-tables.js'
-
-/** Decision functions (docs/decision-functions.md); `artifact` is the compiled sandbox module. */
-export const decisionFunctions = pgTable('decision_functions', {
-  id: idColumn(),
-  name: text('name').notNull().unique(),
-  description: text('description'),
-  language: text('language').notNull().default('javascript'),
-  decisionFn: text('decision_fn').notNull(),
-  decisionConfig: jsonb('decision_config').notNull().default({}),
-  evaluateContext: text('evaluate_context').notNull(),
-  onError: text('on_error').notNull().default('deny'),
-  logLevel: text('log_level').notNull().default('off'),
-  isEnabled: boolean('is_enabled').notNull().default(true),
-  version: integer('version').notNull().default(1),
-  artifact: text('artifact'),
-  createdBy: uuid('created_by'),
-  updatedBy: uuid('updated_by'),
-  ...timestamps(),
-})
 
 /** Policies (docs/policies.md); `version` is the optimistic-concurrency counter. */
 export const policies = pgTable('policies', {

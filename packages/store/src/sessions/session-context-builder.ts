@@ -10,7 +10,6 @@ import type {
 import { eq, sql } from 'drizzle-orm'
 import { activeNow, nextBound } from '../access/grant-window.js'
 import { readExposedCatalog } from '../catalog/catalog-view.js'
-import { readLinks } from '../catalog/relationship-rows.js'
 import type { StoreContext } from '../kernel/context.js'
 import { type Db, rowsOf } from '../kernel/db.js'
 import { ResourceNotFoundError, SessionDeniedError } from '../kernel/errors.js'
@@ -23,6 +22,7 @@ import {
   toEffectiveEntries,
   toEffectivePolicies,
 } from '../policies/effective-policies.js'
+import { readLinks } from '../relationships/relationship-rows.js'
 import { attributeDefinitions, datasources, users } from '../tables.js'
 
 let epochCounter = 0

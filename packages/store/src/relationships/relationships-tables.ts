@@ -1,7 +1,7 @@
 import { index, pgTable, text, unique, uuid } from 'drizzle-orm/pg-core'
+import { catalogTables } from '../catalog/catalog-tables.js'
 import { datasources } from '../datasources/datasources-tables.js'
 import { idColumn, ts } from '../kernel/columns.js'
-import { catalogTables } from './catalog-tables.js'
 
 /** Child-to-parent join edges between stored catalog tables (docs/admin-api.md#relationships-anchors-and-their-checks). */
 export const tableRelationships = pgTable(

@@ -1,5 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm'
 import * as v from 'valibot'
+import { bumpCatalogVersion } from '../catalog/catalog-version.js'
 import { requireDatasource } from '../datasources/datasources-service.js'
 import type { StoreContext } from '../kernel/context.js'
 import { onUniqueViolation } from '../kernel/db.js'
@@ -12,7 +13,6 @@ import {
 import { uuidv7 } from '../kernel/ids.js'
 import { boundedString, parseBody, uuidString } from '../kernel/validation.js'
 import { catalogColumns, columnAnchors, tableRelationships } from '../tables.js'
-import { bumpCatalogVersion } from './catalog-version.js'
 import {
   type Anchor,
   type AnchorRow,
