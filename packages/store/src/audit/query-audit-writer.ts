@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { type Db, isStoreUnreachable } from '../kernel/db.js'
+import { constraintOf, type Db, isStoreUnreachable, sqlStateOf } from '../kernel/db.js'
 import { uuidv7 } from '../kernel/ids.js'
 import type { queryAuditLog } from '../tables.js'
 import { type AuditChain, canonicalQueryEntry } from './audit-chain.js'
@@ -175,15 +175,24 @@ export class QueryAuditWriter {
 
   /** Inserts rows linked into this writer's hash chain; the chain moves only if they are stored. */
   async #insert(rows: readonly Insert[]): Promise<void> {
-    if (!this.#chain) return insertBatch(this.#db, rows)
+    if (!this.#chain) {
+      await insertBatch(this.#db, rows).catch((error: unknown) => {
+        if (!alreadyStored(error)) throw error
+      })
+      return
+    }
     // One drain runs at a time, so links are made and committed in order.
     const { links, commit } = this.#chain.link(
       rows.map((r) => canonicalQueryEntry({ ...r, createdAt: r.createdAt as Date })),
     )
-    await insertBatch(
-      this.#db,
-      rows.map((r, i) => ({ ...r, ...links[i] })),
-    )
+    try {
+      await insertBatch(
+        this.#db,
+        rows.map((r, i) => ({ ...r, ...links[i] })),
+      )
+    } catch (error) {
+      if (!alreadyStored(error)) throw error
+    }
     commit()
   }
 
@@ -239,6 +248,15 @@ export class QueryAuditWriter {
       }
     }
   }
+}
+
+/**
+ * An earlier attempt of this very batch committed but its answer never arrived (the connection
+ * dropped after COMMIT): one INSERT is all or nothing, so its rows are all stored, with the same
+ * ids and the same chain links. Counting them lost would report rows that are there.
+ */
+function alreadyStored(error: unknown): boolean {
+  return sqlStateOf(error) === '23505' && constraintOf(error) === 'query_audit_log_pkey'
 }
 
 /** PostgreSQL text cannot hold NUL; it becomes U+FFFD rather than failing the row. */

@@ -44,6 +44,17 @@ export function sqlStateOf(error: unknown): string | undefined {
   return undefined
 }
 
+/** The constraint a PostgreSQL error names (23505 and friends), looked up through causes. */
+export function constraintOf(error: unknown): string | undefined {
+  let current: unknown = error
+  for (let i = 0; i < 5 && current; i++) {
+    const constraint = (current as { constraint?: unknown }).constraint
+    if (typeof constraint === 'string') return constraint
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}
+
 /** Node socket errors that mean the store's host cannot be reached. */
 const UNREACHABLE = new Set([
   'ECONNREFUSED',

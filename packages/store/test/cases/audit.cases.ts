@@ -134,6 +134,51 @@ export function auditCases(makeStore: MakeStore): void {
       expect(rows.some((r) => r.original_query.includes('nul\uFFFDinside'))).toBe(true)
     })
 
+    it('counts a batch whose commit answer was lost as written, once, not as lost rows', async () => {
+      // The first INSERT commits, then its connection "drops" before the answer arrives.
+      let dropped = false
+      const flaky = new Proxy(store.db, {
+        get(target, prop, receiver) {
+          if (prop !== 'execute') return Reflect.get(target, prop, receiver)
+          return async (query: Parameters<typeof target.execute>[0]) => {
+            const result = await target.execute(query)
+            if (!dropped) {
+              dropped = true
+              throw Object.assign(new Error('Connection terminated unexpectedly'), {
+                code: 'ECONNRESET',
+              })
+            }
+            return result
+          }
+        },
+      })
+      const problems: string[] = []
+      const writer = new QueryAuditWriter(flaky, {
+        intervalMs: 5,
+        onProblem: (m) => problems.push(m),
+      })
+      const marker = unique('lost-answer')
+      for (const n of [1, 2, 3]) {
+        writer.write({
+          user_id: U1,
+          username: 'x',
+          data_source_id: D1,
+          datasource_name: 'd',
+          original_query: `${marker} ${n}`,
+          status: 'success',
+        })
+      }
+      await writer.close()
+      expect(dropped).toBe(true)
+      expect(writer.stats).toEqual({ written: 3, dropped: 0, failed: 0 })
+      const page = await store.audit.queries.list({ user_id: U1, page_size: 200 })
+      const rows = page.data.filter((r) => r.original_query.startsWith(marker))
+      expect(rows.map((r) => r.original_query).sort()).toEqual(
+        [1, 2, 3].map((n) => `${marker} ${n}`),
+      )
+      expect(problems.join('\n')).not.toMatch(/lost/)
+    })
+
     it('drops rows beyond the queue bound and counts them instead of blocking', async () => {
       const problems: string[] = []
       const writer = new QueryAuditWriter(store.db, {
