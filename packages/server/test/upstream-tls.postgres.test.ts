@@ -216,6 +216,18 @@ describe.skipIf(!enabled)('upstream TLS: sslmode on every path', () => {
     )
   })
 
+  it('keeps a catalog read open past the connect timeout, in clear and over TLS', async () => {
+    for (const conn of [connection(plain, 'disable'), connection(tlsOnly, 'require')]) {
+      const reader = await openUpstreamReader(conn, { connectMs: 300, statementMs: 5000 })
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 600))
+        expect(await reader.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }])
+      } finally {
+        await reader.close()
+      }
+    }
+  })
+
   it('a client of the data plane is served over a verify-full upstream session', async () => {
     const store = await createStore({ secretKey: 'palisade-tls-tests-only' })
     try {

@@ -53,8 +53,18 @@ async function connectClient(
   timeouts: UpstreamTimeouts,
   signal: AbortSignal | undefined,
 ): Promise<{ client: pg.Client; close: () => Promise<void> }> {
-  const deadline = AbortSignal.timeout(timeouts.connectMs)
-  const socket = await openSocket(config, signal ? AbortSignal.any([signal, deadline]) : deadline)
+  // The connect timeout bounds the connect only: a long catalog read must outlive it.
+  const deadline = new AbortController()
+  const timer = setTimeout(() => deadline.abort(), timeouts.connectMs)
+  let socket: Socket
+  try {
+    socket = await openSocket(
+      config,
+      signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal,
+    )
+  } finally {
+    clearTimeout(timer)
+  }
   const client = new pg.Client({
     stream: () => onOpenedSocket(socket),
     host: config.host,
