@@ -20,6 +20,7 @@ export {
   RewritePool,
   type StatementLimits,
 } from './isolation/rewrite-pool.js'
+export type { LiteralParameters } from './literal-parameters.js'
 export { loadCore } from './load-core.js'
 export {
   type FilterColumnResolution,

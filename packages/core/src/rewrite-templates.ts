@@ -1,4 +1,5 @@
 import { StatementKind } from './analyze/statement-classifier.js'
+import { constantOnlyParameters, literalParameters } from './literal-parameters.js'
 import { cutLiterals, fillTemplate, type TextTemplate, textTemplate } from './literal-template.js'
 import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
 import { rememberRewrite } from './rewrite-cache.js'
@@ -10,6 +11,8 @@ interface StatementTemplate {
   readonly statement: RewrittenStatement
   readonly sql: TextTemplate
   readonly originalSql: TextTemplate
+  /** `$n` that must stay literal text upstream; undefined: no literal becomes a parameter. */
+  readonly constantOnly: ReadonlySet<number> | undefined
 }
 
 /**
@@ -44,8 +47,10 @@ export function rewriteByTemplate(
     templates !== undefined &&
     sameStatements(fillStatements(templates, cut.literals).statements, direct.statements)
   session.templateCache.set(key, same ? templates : null)
-  rememberRewrite(sql, session, direct)
-  return direct
+  // The filled templates say what `direct` says, with the literal parameters beside it.
+  const result = same ? fillStatements(templates, cut.literals) : direct
+  rememberRewrite(sql, session, result)
+  return result
 }
 
 /** Templates of the statements of `key`, if every one is a SELECT whose texts can be read. */
@@ -66,7 +71,12 @@ function templatesOf(
     const sql = textTemplate(statement.sql, count)
     const originalSql = textTemplate(statement.originalSql, count)
     if (!sql || !originalSql) return undefined
-    templates.push({ statement, sql, originalSql })
+    templates.push({
+      statement,
+      sql,
+      originalSql,
+      constantOnly: constantOnlyParameters(statement.sql),
+    })
   }
   return templates
 }
@@ -75,14 +85,18 @@ function fillStatements(
   templates: readonly StatementTemplate[],
   literals: readonly string[],
 ): RewriteResult {
-  const statements = templates.map(({ statement, sql, originalSql }) => ({
-    kind: statement.kind,
-    statementType: statement.statementType,
-    originalSql: fillTemplate(originalSql, literals),
-    sql: fillTemplate(sql, literals),
-    policiesApplied: statement.policiesApplied,
-    facts: statement.facts,
-  }))
+  const statements = templates.map(({ statement, sql, originalSql, constantOnly }) => {
+    const parameters = constantOnly && literalParameters(sql, constantOnly, literals)
+    return {
+      kind: statement.kind,
+      statementType: statement.statementType,
+      originalSql: fillTemplate(originalSql, literals),
+      sql: fillTemplate(sql, literals),
+      policiesApplied: statement.policiesApplied,
+      facts: statement.facts,
+      ...(parameters ? { parameters } : {}),
+    }
+  })
   return Object.freeze({ statements: Object.freeze(statements) })
 }
 

@@ -1,5 +1,6 @@
 import type { QueryFacts } from './analyze/query-facts.js'
 import type { StatementKind } from './analyze/statement-classifier.js'
+import type { LiteralParameters } from './literal-parameters.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
 
 /** One statement of the client's input, ready for the upstream. */
@@ -24,6 +25,11 @@ export interface RewrittenStatement {
   readonly cursor?: { readonly name: string | null; readonly hold: boolean }
   /** With shadow policies in the session: what they would have done to this statement. */
   readonly shadow?: ShadowOutcome
+  /**
+   * The same statement with its number literals as parameters (literal-parameters.ts), for an
+   * upstream prepared statement shared by every statement of its shape; absent when none is.
+   */
+  readonly parameters?: LiteralParameters
 }
 
 /** What a session's shadow policies would have done to one statement (never applied). */

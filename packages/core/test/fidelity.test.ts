@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { rewrite } from '../src/rewrite.js'
+import type { RewrittenStatement } from '../src/rewrite.types.js'
 import type { CompiledSession } from '../src/session/compiled-session.js'
 import { FIDELITY_CORPUS as CORPUS, FIDELITY_SETUP as SETUP } from './fixtures/fidelity-corpus.js'
 import { readCatalogWithViews } from './fixtures/pglite.js'
@@ -18,6 +19,10 @@ import { makeSession, policy } from './fixtures/session.js'
 type Answer = (sql: string) => Promise<unknown>
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
+/** At least this many answers per target (statements times sessions) run with parameters. */
+const PARAMETERIZED_AT_LEAST = 100
+/** The names of the parameter types literal-parameters.ts uses. */
+const typeName = (oid: number) => ({ 23: 'int4', 1700: 'numeric' })[oid] ?? String(oid)
 const sessions: [string, CompiledSession][] = []
 const targets: [string, Answer][] = []
 const closers: (() => Promise<unknown>)[] = []
@@ -119,6 +124,48 @@ const KNOWN_DIFFERENCES = [
 describe('the rewrite keeps PostgreSQL semantics', () => {
   it(`answers ${CORPUS.length} statements as PostgreSQL does, with and without a row filter`, async () => {
     expect(await differencesOf(CORPUS)).toBe('')
+  }, 120_000)
+
+  it('answers the same when its numbers go upstream as parameters of a prepared statement', async () => {
+    // `PREPARE name(types)` analyses the text as a protocol Parse with those types does, and
+    // quoted EXECUTE arguments are read by the types' input functions, as text-format Bind values.
+    const differences: string[] = []
+    let parameterized = 0
+    for (const [target, answer] of targets) {
+      for (const sql of CORPUS) {
+        const direct = await answer(sql)
+        for (const [name, session] of sessions) {
+          let statements: readonly RewrittenStatement[]
+          try {
+            statements = rewrite(sql, session).statements
+          } catch {
+            continue
+          }
+          const [only] = statements
+          if (statements.length !== 1 || !only?.parameters) continue
+          parameterized++
+          const { sql: text, types, values } = only.parameters
+          // A statement PostgreSQL refuses is refused at Parse: that error is the answer.
+          const refused = await answer(
+            `PREPARE palisade_fidelity(${types.map(typeName).join(', ')}) AS ${text}`,
+          )
+          const quoted = values.map((v) => `'${v}'`).join(', ')
+          const via =
+            refused && typeof refused === 'object' && 'sqlstate' in refused
+              ? refused
+              : await answer(`EXECUTE palisade_fidelity(${quoted})`)
+          await answer('DEALLOCATE palisade_fidelity')
+          if (JSON.stringify(via) !== JSON.stringify(direct)) {
+            differences.push(
+              `${target}, ${name}: ${sql}\n  as ${text} (${values.join(', ')})\n  direct: ${JSON.stringify(direct).slice(0, 300)}\n  through: ${JSON.stringify(via).slice(0, 300)}`,
+            )
+          }
+        }
+      }
+    }
+    expect(differences.join('\n')).toBe('')
+    // Most of the corpus has numbers in value positions: the check is not vacuous.
+    expect(parameterized).toBeGreaterThan(PARAMETERIZED_AT_LEAST * targets.length)
   }, 120_000)
 
   for (const sql of KNOWN_DIFFERENCES) {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../src/catalog.types.js'
 import { cutLiterals } from '../src/literal-template.js'
 import { rewrite } from '../src/rewrite.js'
+import type { RewrittenStatement } from '../src/rewrite.types.js'
 import type { CompiledSession } from '../src/session/compiled-session.js'
 import { createShopDb, readCatalog } from './fixtures/pglite.js'
 import { makeSession, policy } from './fixtures/session.js'
@@ -139,5 +140,53 @@ describe('rewrite templates', () => {
     expect(s.templateCache.get(cutLiterals("SELECT 'x'::regclass AS r")?.key as string)).toBeNull()
     // The hidden table answers as missing through the same shape.
     expect(outcome("SELECT 'secrets'::regclass AS r", s)).toMatchObject({ code: '42P01' })
+  })
+})
+
+describe('literal parameters', () => {
+  let session: CompiledSession
+  beforeAll(async () => {
+    session = await makeSession(catalog, { policies: POLICIES })
+  })
+  const only = (sql: string) => rewrite(sql, session).statements[0] as RewrittenStatement
+
+  it('sends numbers as typed parameters, keeps strings in the text, and answers the same', async () => {
+    const sql = "SELECT id, amount FROM orders WHERE id > 1 AND amount < 1e6 AND status <> 'x'"
+    const statement = only(sql)
+    expect(statement.parameters?.types).toEqual([23, 1700])
+    expect(statement.parameters?.values).toEqual(['1', '1e6'])
+    expect(statement.parameters?.sql).toContain("<> 'x'")
+    expect(statement.parameters?.sql).not.toContain('1e6')
+    // The row filter is still there: the parameters only replace the client's literals.
+    expect(statement.parameters?.sql).toContain('tenant_id = ')
+    const { sql: text, values } = statement.parameters as NonNullable<
+      RewrittenStatement['parameters']
+    >
+    const viaParameters = await db.query(text, [...values])
+    const viaText = await db.query(statement.sql)
+    expect(viaParameters.rows).toEqual(viaText.rows)
+    expect(viaParameters.rows.length).toBeGreaterThan(0)
+    expect(viaParameters.fields.map((f) => f.dataTypeID)).toEqual(
+      viaText.fields.map((f) => f.dataTypeID),
+    )
+  })
+
+  it('keeps type modifiers, long integers and column positions in the text', () => {
+    const typmod = only('SELECT amount::numeric(10, 2) FROM orders WHERE id = 5')
+    expect(typmod.parameters?.values).toEqual(['5'])
+    expect(typmod.parameters?.sql).toContain('numeric(10, 2)')
+    // `-2147483648` is an int4 to PostgreSQL, its digits alone an int8: such numbers stay text.
+    expect(only('SELECT id FROM orders WHERE id > -2147483648').parameters).toBeUndefined()
+    expect(only("SELECT id FROM orders WHERE status = 'paid'").parameters).toBeUndefined()
+    const positions = only('SELECT id, 7 AS k FROM orders ORDER BY 2, 1')
+    expect(positions.parameters?.values).toEqual(['7'])
+    expect(positions.parameters?.sql).toMatch(/ORDER BY 2, 1$/)
+  })
+
+  it('gives every statement of a shape the same upstream text', () => {
+    const a = only('SELECT id FROM orders WHERE id = 11').parameters
+    const b = only('SELECT id FROM orders WHERE id = 12').parameters
+    expect(a?.sql).toBe(b?.sql)
+    expect([a?.values, b?.values]).toEqual([['11'], ['12']])
   })
 })

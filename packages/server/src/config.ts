@@ -37,6 +37,12 @@ export interface DataPlaneConfig {
   rewriteTimeoutMs: number
   /** Threads that rewrite long statements (default: cores - 1, at least 1). */
   rewriteWorkers: number
+  /**
+   * Send the numbers of simple-protocol SELECTs as parameters of one upstream prepared statement
+   * per shape (default true; docs/rewrite.md#literal-parameters). False keeps every literal in
+   * the text, planned for its value each time.
+   */
+  literalParameters: boolean
 }
 
 /** The defaults of docs/pgwire.md#connecting. */
@@ -57,6 +63,7 @@ export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   maxStatementBytes: DEFAULT_STATEMENT_LIMITS.maxStatementBytes,
   rewriteTimeoutMs: DEFAULT_STATEMENT_LIMITS.rewriteTimeoutMs,
   rewriteWorkers: DEFAULT_STATEMENT_LIMITS.workers,
+  literalParameters: true,
 }
 
 /**

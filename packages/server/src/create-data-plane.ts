@@ -114,6 +114,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
         upstreams,
         cancels: new CancelRegistry(),
         acquireTimeoutMs: config.acquireTimeoutMs,
+        literalParameters: config.literalParameters,
         rewriter: options.observer ? timedRewriter(rewriter, options.observer) : rewriter,
         observer: options.observer,
         requireTls: config.requireTls,

@@ -86,6 +86,11 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_POOL_MODE',
     help: 'session|transaction: how clients share upstream sessions where a datasource sets no pool_mode (session)',
   },
+  'literal-parameters': {
+    type: 'string',
+    env: 'PALISADE_LITERAL_PARAMETERS',
+    help: 'on|off: send the numbers of simple-protocol SELECTs upstream as parameters of one prepared statement per shape (on)',
+  },
   'pool-wait-timeout': {
     type: 'string',
     env: 'PALISADE_POOL_WAIT_TIMEOUT_SECONDS',
@@ -157,6 +162,12 @@ function port(value: string | undefined, name: string): number | undefined {
   const n = Number(value)
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number`)
   return n
+}
+
+function onOff(value: string | undefined, name: string): boolean | undefined {
+  if (value === undefined) return undefined
+  if (value === 'on' || value === 'off') return value === 'on'
+  throw new Error(`${name} must be on or off`)
 }
 
 function poolMode(value: string | undefined): 'session' | 'transaction' | undefined {
@@ -233,6 +244,7 @@ export function serverConfigFromArgs(
       ),
       rewriteTimeoutMs: count(pick(flags, env, 'rewrite-timeout-ms'), '--rewrite-timeout-ms', 1),
       rewriteWorkers: count(pick(flags, env, 'rewrite-workers'), '--rewrite-workers', 1),
+      literalParameters: onOff(pick(flags, env, 'literal-parameters'), '--literal-parameters'),
     },
     loginThrottle: {
       windowMs: secondsToMs(

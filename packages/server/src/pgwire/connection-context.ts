@@ -20,6 +20,8 @@ export interface ConnectionContext {
   readonly cursors: CursorRegistry
   /** `application_name` from the startup packet (what RESET returns to). */
   readonly startupApplicationName: string
+  /** Whether a statement's literal parameters are used upstream (docs/rewrite.md). */
+  readonly literalParameters: boolean
 }
 
 /** Quotes a string literal for SQL the proxy writes itself. */

@@ -53,6 +53,8 @@ export interface ConnectionServices {
   cancels: CancelRegistry
   /** How long a client waits for a free upstream session before FATAL 53300. */
   acquireTimeoutMs: number
+  /** Numbers of simple-protocol SELECTs go upstream as parameters (docs/rewrite.md). */
+  literalParameters: boolean
   /** Rewrites statements; long ones off the thread that serves every connection. */
   rewriter: Rewriter
   /** Metrics of statements, rewrites and refused connections (absent: none kept). */
@@ -250,6 +252,7 @@ export class ConnectionHandler implements MessageHandler {
       cursors: new CursorRegistry(),
       rewriter: this.#services.rewriter,
       startupApplicationName: this.#applicationName,
+      literalParameters: this.#services.literalParameters,
     }
     this.#ctx = ctx
     this.#extended = new ExtendedProtocol(ctx)

@@ -174,8 +174,10 @@ export class ExtendedProtocol {
   /**
    * Runs a simple-protocol SELECT as a prepared statement upstream (Parse once, then Bind,
    * Describe, Execute, Sync), so PostgreSQL does not parse and plan the larger rewritten SQL
-   * again each time. Only from the third time the connection sends the same statement (an ad-hoc
-   * query costs no upstream statement), and never for SQL with a `$n` (a simple query has no
+   * again each time. A statement whose numbers can be parameters (literal-parameters.ts) counts
+   * as its shape, so `WHERE id = 17` and `WHERE id = 42` share one. Only from the third time
+   * the connection sends the same statement or shape (an ad-hoc query costs no upstream
+   * statement), and never for SQL with a `$n` (a simple query has no
    * parameters; PostgreSQL's own error is kept). The answer reads as the plain Query's: Parse and
    * Bind acknowledgements are not relayed, nor the ReadyForQuery. `onError` hears the first
    * error, `onDone` the end. Returns false when the statement should go as a plain Query.
@@ -186,8 +188,10 @@ export class ExtendedProtocol {
     onDone: (error: ScrubbedError | undefined) => void,
   ): boolean {
     if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
-    if (!this.#repeated.repeated(statement.sql)) return false
-    runAsPrepared(this.#ctx, this.#statements, statement, onError, onDone)
+    // Numbers as parameters: one upstream statement serves the shape, whatever the numbers.
+    const parameters = this.#ctx.literalParameters ? statement.parameters : undefined
+    if (!this.#repeated.repeated(parameters?.sql ?? statement.sql)) return false
+    runAsPrepared(this.#ctx, this.#statements, statement, parameters, onError, onDone)
     return true
   }
 
