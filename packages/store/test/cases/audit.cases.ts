@@ -110,10 +110,11 @@ export function auditCases(makeStore: MakeStore): void {
       expect(await total({ user_id: U2 })).toBe(0)
     })
 
-    it('stores rows with NUL characters and fractional times instead of losing their batch', async () => {
+    it('stores rows with NUL characters, lone surrogates and fractional times instead of losing their batch', async () => {
       const before = store.audit.queries.writer.stats.failed
       const marker = unique('odd')
-      for (const [i, text] of ['plain', 'nul\u0000inside', 'ünïcödé 😀'].entries()) {
+      const texts = ['plain', 'nul\u0000inside', 'ünïcödé 😀', 'half \ud83d of an emoji']
+      for (const [i, text] of texts.entries()) {
         store.audit.queries.write({
           user_id: U1,
           username: 'odd',
@@ -129,9 +130,11 @@ export function auditCases(makeStore: MakeStore): void {
       expect(store.audit.queries.writer.stats.failed).toBe(before)
       const page = await store.audit.queries.list({ user_id: U1, page_size: 200 })
       const rows = page.data.filter((r) => r.original_query.startsWith(marker))
-      expect(rows).toHaveLength(3)
-      expect(rows.map((r) => r.execution_time_ms).sort()).toEqual([1, 2, 3])
+      expect(rows).toHaveLength(4)
+      expect(rows.map((r) => r.execution_time_ms).sort()).toEqual([1, 2, 3, 4])
       expect(rows.some((r) => r.original_query.includes('nul\uFFFDinside'))).toBe(true)
+      expect(rows.some((r) => r.original_query.includes('ünïcödé 😀'))).toBe(true)
+      expect(rows.some((r) => r.original_query.includes('half \uFFFD of'))).toBe(true)
     })
 
     it('counts a batch whose commit answer was lost as written, once, not as lost rows', async () => {
