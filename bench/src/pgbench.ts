@@ -1,10 +1,12 @@
 /**
  * bench/pgbench: the data plane measured the way the field measures a PostgreSQL proxy. pgbench
  * runs a point query and a two-table join, in simple, extended and prepared protocol, at 1 and 8
- * clients, plus connect-per-transaction (`-C`), against five targets taking turns in one run:
+ * clients, plus connect-per-transaction (`-C`), against six targets taking turns in one run:
  *
  * - direct PostgreSQL, the policy written into the query by hand (trust auth);
  * - pgbouncer 1.18 in session mode with SCRAM logins, the same hand-written query;
+ * - a bare Node.js relay (node-relay-process.ts), the same query: the floor of any proxy on
+ *   this runtime, what Node's sockets cost before a message is read;
  * - native row-level security plus a masking view (what a team would build instead), directly;
  * - Palisade as a user with a row filter and a mask (SCRAM): Palisade adds both;
  * - Palisade as a user without policies.
@@ -121,6 +123,9 @@ interface Target {
   cpuMicros?: () => Promise<number>
 }
 
+/** The CPU columns: the C relay, the bare Node.js relay (the floor on this runtime), Palisade. */
+const CPU_COLUMNS = ['pgbouncer', 'Node relay', 'Palisade']
+
 /** `+12 µs` or `-5 µs`: time added to (or taken from) a transaction. */
 const signedMicros = (micros: number) => `${micros >= 0 ? '+' : '-'}${fmt(Math.abs(micros), 0)} µs`
 
@@ -149,6 +154,7 @@ export async function run(): Promise<void> {
   const upstream = scratch.upstream
   const superuser = String(upstream['user'])
   const proxy = await startProxyProcess(upstream)
+  const relay = await startProxyProcess(upstream, 'node-relay-process.ts')
   const bouncer = await startPgbouncer(
     {
       host: String(upstream['host']),
@@ -178,9 +184,18 @@ export async function run(): Promise<void> {
               database: scratch.name,
               script: (w: Workload) => scriptFile(w, 'handWritten'),
               password: PASSWORD,
+              cpuMicros: async () => bouncer.cpuMicros(),
             },
           ]
         : []),
+      {
+        name: 'Node relay',
+        port: relay.port,
+        user: superuser,
+        database: scratch.name,
+        script: (w) => scriptFile(w, 'handWritten'),
+        cpuMicros: () => relay.cpuMicros(),
+      },
       {
         name: 'native RLS',
         port: pgPort,
@@ -207,6 +222,8 @@ export async function run(): Promise<void> {
         cpuMicros: () => proxy.cpuMicros(),
       },
     ]
+    /** The relays whose CPU time per transaction is printed, as far as they run. */
+    const measured = (name: string) => targets.some((t) => t.name === name)
     const throughput: string[][] = []
     const latency: string[][] = []
     for (const cell of cells()) {
@@ -249,7 +266,7 @@ export async function run(): Promise<void> {
         String(cell.clients),
         fmt(direct, 0),
         ...targets.slice(1).map((t) => cellOf(t.name)),
-        fmt(median(cpu.get('Palisade') ?? []), 0),
+        ...CPU_COLUMNS.filter(measured).map((name) => fmt(median(cpu.get(name) ?? []), 0)),
       ])
       if (cell.clients === 1 && !cell.connect) {
         // One client: the mean time of a transaction is 1 / tps; the difference is the added time.
@@ -262,8 +279,14 @@ export async function run(): Promise<void> {
     }
     const others = targets.slice(1).map((t) => t.name)
     printTable(
-      `pgbench, ${SECONDS} s per run, median of ${ROUNDS} (tps and ratio to direct; Palisade's CPU per transaction in µs)`,
-      ['workload, -M', 'clients', 'direct', ...others, 'Palisade CPU µs'],
+      `pgbench, ${SECONDS} s per run, median of ${ROUNDS} (tps and ratio to direct; the relaying process's CPU time per transaction in µs)`,
+      [
+        'workload, -M',
+        'clients',
+        'direct',
+        ...others,
+        ...CPU_COLUMNS.filter(measured).map((name) => `${name} CPU µs`),
+      ],
       throughput,
     )
     printTable(
@@ -273,6 +296,7 @@ export async function run(): Promise<void> {
     )
   } finally {
     await bouncer?.stop()
+    await relay.stop()
     await proxy.stop()
     rmSync(dir, { recursive: true, force: true })
     await scratch.drop()

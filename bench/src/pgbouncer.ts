@@ -5,7 +5,7 @@
  * proxy's, measured in the same run on the same machine.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,6 +20,8 @@ export interface PgbouncerTarget {
 
 export interface RunningPgbouncer {
   port: number
+  /** Its CPU time so far (user + system), in microseconds; NaN where /proc is not there. */
+  cpuMicros(): number
   stop(): Promise<void>
 }
 
@@ -85,11 +87,23 @@ export async function startPgbouncer(
   // Listening within 5 s, or not at all.
   for (let i = 0; i < 50; i++) {
     if (child.exitCode !== null) break
-    if (await accepts(port)) return { port, stop }
+    if (await accepts(port)) return { port, stop, cpuMicros: () => cpuMicrosOf(child.pid) }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   await stop()
   return undefined
+}
+
+/** A process's user + system CPU time from /proc (Linux), in microseconds. */
+function cpuMicrosOf(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    const ticks = Number(fields[11]) + Number(fields[12])
+    // /proc counts in clock ticks of 10 ms (USER_HZ 100 on Linux).
+    return ticks * 10_000
+  } catch {
+    return Number.NaN
+  }
 }
 
 async function accepts(port: number): Promise<boolean> {
