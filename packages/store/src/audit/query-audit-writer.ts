@@ -277,7 +277,7 @@ function nullableStorable(text: string | null | undefined): string | null {
 /**
  * One INSERT per batch with the rows as one JSON parameter: V8 writes the JSON natively, where
  * one array parameter per column was escaped element by element in JavaScript, on the thread
- * that serves every client (docs/audit.md#query-audit).
+ * that serves every client (docs/store.md#query-audit).
  */
 async function insertBatch(db: Db, batch: readonly Insert[]): Promise<void> {
   const rows = JSON.stringify(
