@@ -6,21 +6,18 @@
  * sending a filtered point query for `BENCH_MEMORY_MS` (8000), against the scratch PostgreSQL
  * database when there is a server, else an embedded `pglite` datasource.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { freePort } from './free-port.js'
-import { PASSWORD, SETUP } from './proxy-fixture.js'
-import { createScratchDatabase, type ScratchDatabase } from './scratch-database.js'
+import { PASSWORD } from './proxy-fixture.js'
+import { createScratchDatabase } from './scratch-database.js'
+import { type Serve, seed, serve, sleep } from './serve-process.js'
 import { fmt, printTable } from './stats.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
 const CLIENTS = Number(process.env['BENCH_MEMORY_CLIENTS'] ?? 16)
 const LOAD_MS = Number(process.env['BENCH_MEMORY_MS'] ?? 8000)
-const CLI = new URL('../../packages/server/dist/cli.js', import.meta.url).pathname
-const ADMIN = { username: 'admin', password: 'Bench-admin-1' }
 
 /** Resident memory of a process, from /proc (Linux). */
 function rssOf(pid: number): number {
@@ -32,124 +29,7 @@ function rssOf(pid: number): number {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const mb = (bytes: number) => `${fmt(bytes / 1024 / 1024, 0)} MB`
-
-interface Serve {
-  child: ChildProcess
-  dataPort: number
-  api(method: string, path: string, body?: unknown): Promise<any>
-  stop(): Promise<void>
-}
-
-/** Starts `palisade serve`; resolves once the admin API answers, with an admin token. */
-async function serve(dataDir: string, databaseUrl?: string): Promise<Serve> {
-  const [dataPort, adminPort] = [await freePort(), await freePort()]
-  const args = [CLI, 'serve', '--data-dir', dataDir, '--pg-port', String(dataPort)]
-  args.push('--admin-port', String(adminPort), '--log-level', 'warn')
-  if (databaseUrl) args.push('--database-url', databaseUrl)
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      PALISADE_ADMIN_USERNAME: ADMIN.username,
-      PALISADE_ADMIN_PASSWORD: ADMIN.password,
-    },
-  })
-  const base = `http://127.0.0.1:${adminPort}`
-  for (let i = 0; ; i++) {
-    const up = await fetch(`${base}/health`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (up) break
-    if (i > 600 || child.exitCode !== null) throw new Error('palisade serve did not start')
-    await sleep(100)
-  }
-  let token = ''
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}/api/v1${path}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    })
-    const text = await res.text()
-    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`)
-    return text ? JSON.parse(text) : null
-  }
-  token = (await api('POST', '/auth/login', ADMIN)).token
-  return {
-    child,
-    dataPort,
-    api,
-    async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
-
-/** A datasource over the bench tables, a user with access and a tenant row filter. */
-async function seed(s: Serve, scratch: ScratchDatabase | undefined): Promise<void> {
-  const upstream = scratch?.upstream
-  const ds = await s.api(
-    'POST',
-    '/datasources',
-    upstream
-      ? {
-          name: 'bench',
-          ds_type: 'postgres',
-          access_mode: 'open',
-          config: {
-            host: upstream['host'],
-            port: upstream['port'],
-            database: upstream['database'],
-            username: upstream['user'],
-            sslmode: 'disable',
-          },
-          // One upstream session per client, so none waits.
-          pool_size: CLIENTS,
-        }
-      : { name: 'bench', ds_type: 'pglite', access_mode: 'open', config: { init_sql: SETUP } },
-  )
-  const { job_id } = await s.api('POST', `/datasources/${ds.id}/discover`, {
-    action: 'save_catalog',
-    schemas: [
-      {
-        schema_name: 'public',
-        is_selected: true,
-        tables: [{ table_name: 'orders', is_selected: true }],
-      },
-    ],
-  })
-  for (;;) {
-    const job = await s.api('GET', `/datasources/${ds.id}/discover/${job_id}`)
-    if (job.status !== 'running') break
-    await sleep(100)
-  }
-  await s.api('POST', '/attribute-definitions', {
-    key: 'tenant',
-    entity_type: 'user',
-    value_type: 'integer',
-  })
-  const user = await s.api('POST', '/users', {
-    username: 'bench',
-    password: PASSWORD,
-    attributes: { tenant: 3 },
-  })
-  await s.api('PUT', `/datasources/${ds.id}/users`, { user_ids: [user.id] })
-  const policy = await s.api('POST', '/policies', {
-    name: 'tenant rows',
-    policy_type: 'row_filter',
-    targets: [{ schemas: ['public'], tables: ['orders'] }],
-    filter_expression: 'tenant = {user.tenant}',
-  })
-  await s.api('POST', `/datasources/${ds.id}/policies`, { policy_id: policy.id })
-}
 
 /** CLIENTS sessions querying for LOAD_MS; returns the peak RSS seen and the queries run. */
 async function load(s: Serve): Promise<{ peak: number; queries: number }> {
@@ -223,7 +103,7 @@ export async function run(): Promise<void> {
             await sleep(3000)
             reopened = rssOf(s.child.pid as number)
           }
-          await seed(s, scratch)
+          await seed(s, scratch, { tables: ['orders'], poolSize: CLIENTS })
           const { peak, queries } = await load(s)
           await sleep(2000)
           const after = rssOf(s.child.pid as number)

@@ -1,14 +1,17 @@
 /**
  * bench/pgbench: the data plane measured the way the field measures a PostgreSQL proxy. pgbench
  * runs a point query and a two-table join, in simple, extended and prepared protocol, at 1 and 8
- * clients, plus connect-per-transaction (`-C`), against six targets taking turns in one run:
+ * clients, plus connect-per-transaction (`-C`), against seven targets taking turns in one run:
  *
  * - direct PostgreSQL, the policy written into the query by hand (trust auth);
  * - pgbouncer 1.18 in session mode with SCRAM logins, the same hand-written query;
  * - a bare Node.js relay (node-relay-process.ts), the same query: the floor of any proxy on
  *   this runtime, what Node's sockets cost before a message is read;
  * - native row-level security plus a masking view (what a team would build instead), directly;
- * - Palisade as a user with a row filter and a mask (SCRAM): Palisade adds both;
+ * - Palisade as a user with a row filter and a mask (SCRAM): Palisade adds both; in the bench's
+ *   own process with the sessions in memory and no audit (what the data plane costs);
+ * - `palisade serve` as deployed, the same user and policies made through the admin API: its
+ *   embedded store, the query audit row of every statement and its metrics included;
  * - Palisade as a user without policies.
  *
  * Needs PALISADE_TEST_PG_URL and pgbench; pgbouncer when installed. Literals differ per query
@@ -20,9 +23,11 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { type PgbenchResult, runPgbench } from './pgbench-runner.js'
 import { startPgbouncer } from './pgbouncer.js'
+import { cpuMicrosOf } from './process-cpu.js'
 import { startProxyProcess } from './proxy-child.js'
 import { PASSWORD } from './proxy-fixture.js'
 import { createScratchDatabase } from './scratch-database.js'
+import { seed, serve } from './serve-process.js'
 import { fmt, printTable } from './stats.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
@@ -124,7 +129,8 @@ interface Target {
 }
 
 /** The CPU columns: the C relay, the bare Node.js relay (the floor on this runtime), Palisade. */
-const CPU_COLUMNS = ['pgbouncer', 'Node relay', 'Palisade']
+const SERVED = 'palisade serve'
+const CPU_COLUMNS = ['pgbouncer', 'Node relay', 'Palisade', SERVED]
 
 /** `+12 µs` or `-5 µs`: time added to (or taken from) a transaction. */
 const signedMicros = (micros: number) => `${micros >= 0 ? '+' : '-'}${fmt(Math.abs(micros), 0)} µs`
@@ -155,6 +161,10 @@ export async function run(): Promise<void> {
   const superuser = String(upstream['user'])
   const proxy = await startProxyProcess(upstream)
   const relay = await startProxyProcess(upstream, 'node-relay-process.ts')
+  // As deployed: the CLI with its embedded store, writing every statement's audit row.
+  const serveDir = mkdtempSync(join(tmpdir(), 'palisade-bench-serve-'))
+  const served = await serve(serveDir)
+  await seed(served, scratch, { tables: ['customers', 'orders'], maskEmail: true, poolSize: 20 })
   const bouncer = await startPgbouncer(
     {
       host: String(upstream['host']),
@@ -211,6 +221,15 @@ export async function run(): Promise<void> {
         script: (w) => scriptFile(w, 'plain'),
         password: PASSWORD,
         cpuMicros: () => proxy.cpuMicros(),
+      },
+      {
+        name: SERVED,
+        port: served.dataPort,
+        user: 'bench',
+        database: 'bench',
+        script: (w) => scriptFile(w, 'plain'),
+        password: PASSWORD,
+        cpuMicros: async () => cpuMicrosOf(served.child.pid),
       },
       {
         name: 'Palisade, no policy',
@@ -297,6 +316,8 @@ export async function run(): Promise<void> {
   } finally {
     await bouncer?.stop()
     await relay.stop()
+    await served.stop()
+    rmSync(serveDir, { recursive: true, force: true })
     await proxy.stop()
     rmSync(dir, { recursive: true, force: true })
     await scratch.drop()

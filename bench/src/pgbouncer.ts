@@ -5,11 +5,12 @@
  * proxy's, measured in the same run on the same machine.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from './free-port.js'
+import { cpuMicrosOf } from './process-cpu.js'
 
 export interface PgbouncerTarget {
   host: string
@@ -92,18 +93,6 @@ export async function startPgbouncer(
   }
   await stop()
   return undefined
-}
-
-/** A process's user + system CPU time from /proc (Linux), in microseconds. */
-function cpuMicrosOf(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-    const ticks = Number(fields[11]) + Number(fields[12])
-    // /proc counts in clock ticks of 10 ms (USER_HZ 100 on Linux).
-    return ticks * 10_000
-  } catch {
-    return Number.NaN
-  }
 }
 
 async function accepts(port: number): Promise<boolean> {
