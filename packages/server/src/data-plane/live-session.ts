@@ -1,6 +1,7 @@
-import { type CompiledSession, compileSession, type SessionInput } from '@palisade/core'
+import type { CompiledSession, SessionInput } from '@palisade/core'
 import { WireError, WireSqlState } from '../wire/wire-error.js'
 import type { DataPlaneBackend, SessionChange } from './backend.js'
+import { CompiledSessions } from './compiled-sessions.js'
 
 /** The FATAL a connection answers once its context was removed (docs/errors.md). */
 export function sessionGone(): WireError {
@@ -23,6 +24,18 @@ function versionsOf(backend: DataPlaneBackend): Map<string, number> {
     serverVersions.set(backend, versions)
   }
   return versions
+}
+
+/** Compiled sessions shared by a data plane's connections (compiled-sessions.ts). */
+const compiledSessions = new WeakMap<DataPlaneBackend, CompiledSessions>()
+
+function compiledOf(backend: DataPlaneBackend): CompiledSessions {
+  let sessions = compiledSessions.get(backend)
+  if (!sessions) {
+    sessions = new CompiledSessions()
+    compiledSessions.set(backend, sessions)
+  }
+  return sessions
 }
 
 /**
@@ -55,7 +68,7 @@ export class LiveSession {
   /** Compiles a new live session from its input. */
   static async create(input: SessionInput, backend: DataPlaneBackend): Promise<LiveSession> {
     const versioned = withServerVersion(input, versionsOf(backend).get(input.datasource.id ?? ''))
-    return new LiveSession(versioned, await compileSession(versioned), backend)
+    return new LiveSession(versioned, await compiledOf(backend).compile(versioned), backend)
   }
 
   /**
@@ -67,7 +80,7 @@ export class LiveSession {
     versionsOf(this.#backend).set(this.datasourceId, version)
     if (this.#input.datasource.serverVersion === version) return
     this.#input = withServerVersion(this.#input, version)
-    this.#compiled = await compileSession(this.#input)
+    this.#compiled = await compiledOf(this.#backend).compile(this.#input)
   }
 
   /** Whether a change affects this session. */
@@ -121,7 +134,7 @@ export class LiveSession {
         input = await this.#backend.rebuildSession(this.userId, this.datasourceId)
         if (input) {
           input = withServerVersion(input, this.#input.datasource.serverVersion)
-          this.#compiled = await compileSession(input)
+          this.#compiled = await compiledOf(this.#backend).compile(input)
           this.#input = input
           this.#generation++
         }
