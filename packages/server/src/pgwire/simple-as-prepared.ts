@@ -11,8 +11,9 @@ const EXECUTE_PORTAL = serialize.execute({ portal: '', rows: 0 })
 /**
  * Sends a simple-protocol statement as Parse (when the upstream lacks it), Bind, Describe,
  * Execute and Sync of an upstream prepared statement: its literal parameters, when it has them,
- * are bound in text format, as PostgreSQL would read the literals themselves. The answer reads as the plain Query's:
- * the Parse and Bind acknowledgements and the ReadyForQuery are not relayed.
+ * are bound in text format, as PostgreSQL would read the literals themselves. The answer reads
+ * as the plain Query's: the Parse and Bind acknowledgements and the ReadyForQuery are not
+ * relayed.
  */
 export function runAsPrepared(
   ctx: ConnectionContext,
