@@ -13,8 +13,7 @@
  *   (`$1 IS NULL` cannot be typed).
  */
 import { walkTree } from './ast/map-tree.js'
-import type { NodeBody } from './ast/node.js'
-import { tagOf } from './ast/node.js'
+import { type NodeBody, tagOf } from './ast/node.js'
 import { parseSql } from './ast/parse.js'
 import type { TextTemplate } from './literal-template.js'
 

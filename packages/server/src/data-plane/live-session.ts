@@ -11,31 +11,26 @@ export function sessionGone(): WireError {
   )
 }
 
-/**
- * Upstream versions seen per datasource, kept per data plane (its backend), so a new session
- * compiles for the right catalog and two data planes in one process never share a guess.
- */
-const serverVersions = new WeakMap<DataPlaneBackend, Map<string, number>>()
-
-function versionsOf(backend: DataPlaneBackend): Map<string, number> {
-  let versions = serverVersions.get(backend)
-  if (!versions) {
-    versions = new Map()
-    serverVersions.set(backend, versions)
-  }
-  return versions
+/** What one data plane (known by its backend) keeps for all its connections. */
+interface PlaneSessions {
+  /**
+   * Upstream versions seen per datasource, so a new session compiles for the right catalog and
+   * two data planes in one process never share a guess.
+   */
+  readonly versions: Map<string, number>
+  /** Compiled sessions shared by its connections (compiled-sessions.ts). */
+  readonly compiled: CompiledSessions
 }
 
-/** Compiled sessions shared by a data plane's connections (compiled-sessions.ts). */
-const compiledSessions = new WeakMap<DataPlaneBackend, CompiledSessions>()
+const planes = new WeakMap<DataPlaneBackend, PlaneSessions>()
 
-function compiledOf(backend: DataPlaneBackend): CompiledSessions {
-  let sessions = compiledSessions.get(backend)
-  if (!sessions) {
-    sessions = new CompiledSessions()
-    compiledSessions.set(backend, sessions)
+function planeOf(backend: DataPlaneBackend): PlaneSessions {
+  let plane = planes.get(backend)
+  if (!plane) {
+    plane = { versions: new Map(), compiled: new CompiledSessions() }
+    planes.set(backend, plane)
   }
-  return sessions
+  return plane
 }
 
 /**
@@ -67,8 +62,11 @@ export class LiveSession {
 
   /** Compiles a new live session from its input. */
   static async create(input: SessionInput, backend: DataPlaneBackend): Promise<LiveSession> {
-    const versioned = withServerVersion(input, versionsOf(backend).get(input.datasource.id ?? ''))
-    return new LiveSession(versioned, await compiledOf(backend).compile(versioned), backend)
+    const versioned = withServerVersion(
+      input,
+      planeOf(backend).versions.get(input.datasource.id ?? ''),
+    )
+    return new LiveSession(versioned, await planeOf(backend).compiled.compile(versioned), backend)
   }
 
   /**
@@ -77,10 +75,10 @@ export class LiveSession {
    */
   async useServerVersion(version: number | undefined): Promise<void> {
     if (version === undefined) return
-    versionsOf(this.#backend).set(this.datasourceId, version)
+    planeOf(this.#backend).versions.set(this.datasourceId, version)
     if (this.#input.datasource.serverVersion === version) return
     this.#input = withServerVersion(this.#input, version)
-    this.#compiled = await compiledOf(this.#backend).compile(this.#input)
+    this.#compiled = await planeOf(this.#backend).compiled.compile(this.#input)
   }
 
   /** Whether a change affects this session. */
@@ -134,7 +132,7 @@ export class LiveSession {
         input = await this.#backend.rebuildSession(this.userId, this.datasourceId)
         if (input) {
           input = withServerVersion(input, this.#input.datasource.serverVersion)
-          this.#compiled = await compiledOf(this.#backend).compile(input)
+          this.#compiled = await planeOf(this.#backend).compiled.compile(input)
           this.#input = input
           this.#generation++
         }
