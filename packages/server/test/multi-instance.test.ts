@@ -329,19 +329,25 @@ describe.skipIf(!url)('several instances on one PostgreSQL store (PALISADE_TEST_
     const onB = await connect(b, 'carol')
     await onA.query('SELECT count(*) AS served_by_a FROM orders')
     await onB.query('SELECT count(*) AS served_by_b FROM orders')
-    // Rows are queued after the result reached the client, then written in batches.
-    await new Promise((r) => setTimeout(r, 20))
-    await Promise.all([a.server.store.audit.queries.flush(), b.server.store.audit.queries.flush()])
+    // Rows are queued after the result reached the client (a loaded machine may take longer
+    // than the reply's round trip), then written in batches: flush until both are there.
+    const both = [
+      'SELECT count(*) AS served_by_a FROM orders',
+      'SELECT count(*) AS served_by_b FROM orders',
+    ]
     for (const via of [a, b]) {
-      const res = await via.api('GET', `/audit/queries?user_id=${shop.carol.id}&page_size=50`)
-      expect(res.status).toBe(200)
-      const queries = res.body.data.map((row: { original_query: string }) => row.original_query)
-      expect(queries).toEqual(
-        expect.arrayContaining([
-          'SELECT count(*) AS served_by_a FROM orders',
-          'SELECT count(*) AS served_by_b FROM orders',
-        ]),
-      )
+      let queries: string[] = []
+      await until("both instances' audit rows", async () => {
+        await Promise.all([
+          a.server.store.audit.queries.flush(),
+          b.server.store.audit.queries.flush(),
+        ])
+        const res = await via.api('GET', `/audit/queries?user_id=${shop.carol.id}&page_size=50`)
+        expect(res.status).toBe(200)
+        queries = res.body.data.map((row: { original_query: string }) => row.original_query)
+        return both.every((q) => queries.includes(q))
+      })
+      expect(queries).toEqual(expect.arrayContaining(both))
     }
     const outage = await a.api('GET', `/audit/queries?user_id=${shop.alice.id}&page_size=100`)
     expect(outage.body.data.map((row: { original_query: string }) => row.original_query)).toContain(
