@@ -22,7 +22,9 @@ export interface Serve {
 /** Starts `palisade serve`; resolves once the admin API answers, with an admin token. */
 export async function serve(dataDir: string, databaseUrl?: string): Promise<Serve> {
   const [dataPort, adminPort] = [await freePort(), await freePort()]
-  const args = [CLI, 'serve', '--data-dir', dataDir, '--pg-port', String(dataPort)]
+  // BENCH_SERVE_NODE_ARGS: Node options for the served process (e.g. `--cpu-prof`).
+  const nodeArgs = process.env['BENCH_SERVE_NODE_ARGS']?.split(' ').filter(Boolean) ?? []
+  const args = [...nodeArgs, CLI, 'serve', '--data-dir', dataDir, '--pg-port', String(dataPort)]
   args.push('--admin-port', String(adminPort), '--log-level', 'warn')
   if (databaseUrl) args.push('--database-url', databaseUrl)
   const child = spawn(process.execPath, args, {

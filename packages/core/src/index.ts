@@ -66,3 +66,5 @@ export {
   scrubUpstreamError,
   type UpstreamErrorFields,
 } from './upstream-error.js'
+/** @internal A worker script's URL, built or from the sources (the store's PGlite thread). */
+export { workerEntry } from './worker-entry.js'

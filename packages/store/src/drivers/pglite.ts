@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
+import type { PGlite } from '@electric-sql/pglite'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
 import type { Db, StoreDriver } from '../kernel/db.js'
 import * as schema from '../tables.js'
+import { PgliteClient } from './pglite-client.js'
 
 /** Options for the embedded driver. */
 export interface PgliteDriverOptions {
@@ -15,14 +16,16 @@ export interface PgliteDriverOptions {
   loadDataDir?: Blob | File | undefined
 }
 
-async function startPglite(options: PgliteDriverOptions): Promise<PGlite> {
-  const client = new PGlite({
+/** PGlite on its own thread (pglite-thread.ts), so its work never holds up serving clients. */
+async function startPglite(options: PgliteDriverOptions): Promise<PgliteClient> {
+  const load = options.loadDataDir
+  const client = new PgliteClient({
     // PGlite touches its whole buffer cache at start-up: 128 MB (the default) would be most of
     // the server's memory. The store's working set (policies, users, recent audit pages) fits
     // in far less; older audit pages come from the operating system's file cache.
     postgresqlconf: ['shared_buffers=16MB'],
-    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+    dataDir: options.dataDir,
+    load: load ? { bytes: new Uint8Array(await load.arrayBuffer()), type: load.type } : undefined,
   })
   await client.waitReady
   return client
@@ -60,15 +63,17 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
     if (!(await createClusterInChild(dataDir))) await (await startPglite(options)).close()
   }
   const client = await startPglite(options)
-  const db = drizzle(client, { schema }) as unknown as Db
+  // Drizzle's PGlite session calls only what PgliteClient has (query, transaction, exec).
+  const pglite = client as unknown as PGlite
+  const db = drizzle(pglite, { schema }) as unknown as Db
   return {
     kind: 'pglite',
     db,
     async migrate(migrationsFolder) {
-      await migrate(drizzle(client, { schema }), { migrationsFolder })
+      await migrate(drizzle(pglite, { schema }), { migrationsFolder })
     },
     async dump() {
-      return client.dumpDataDir('none')
+      return client.dumpDataDir()
     },
     async close() {
       if (!client.closed) await client.close()
