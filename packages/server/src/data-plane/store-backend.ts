@@ -3,9 +3,19 @@ import type { UpstreamConfig } from '../upstream/upstream.types.js'
 import { upstreamConfigOf } from '../upstream/upstream-config.js'
 import { WireError } from '../wire/wire-error.js'
 import type { AuditRow, DataPlaneBackend, ScramCredentials, SessionChange } from './backend.js'
+import { SessionInputCache } from './session-input-cache.js'
+
+/** A data-plane login updates `last_login_at` at most this often per user. */
+const LOGIN_RECORD_INTERVAL_MS = 5000
 
 /** The data-plane backend over `@palisade/store`. */
 export function createStoreBackend(store: Store): DataPlaneBackend {
+  // Only the embedded store keeps session inputs between logins: it lives in this process, so
+  // every change is heard the moment it commits (other instances' changes reach a PostgreSQL
+  // store's listeners later).
+  const kept = store.kind === 'pglite' ? new SessionInputCache() : undefined
+  if (kept) store.changes.subscribe(() => kept.clear())
+  const loginsRecorded = new Map<string, number>()
   return {
     async scramCredentials(username): Promise<ScramCredentials> {
       const info = await reachStore(() => store.getUserForAuth(username))
@@ -19,8 +29,9 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
       }
     },
     async buildSession(username, datasourceName) {
+      const read = () => store.buildSessionInput(username, datasourceName)
       try {
-        return await store.buildSessionInput(username, datasourceName)
+        return await (kept ? kept.get(username, datasourceName, read) : read())
       } catch (error) {
         if (isDenied(error)) return null
         throw unavailable(error) ?? error
@@ -48,6 +59,11 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
       store.logins.record(record)
     },
     recordLogin(userId) {
+      // One UPDATE per connection would make every login a write: once per user every 5 s.
+      const now = Date.now()
+      if (now - (loginsRecorded.get(userId) ?? 0) < LOGIN_RECORD_INTERVAL_MS) return
+      if (loginsRecorded.size >= 10_000) loginsRecorded.clear()
+      loginsRecorded.set(userId, now)
       store.users.recordLogin(userId).catch(() => {})
     },
   }
