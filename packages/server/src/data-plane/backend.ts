@@ -38,6 +38,11 @@ export interface DataPlaneBackend {
   upstreamConfig(datasourceId: string): Promise<UpstreamConfig>
   /** Queues one query-audit row; never blocks the query. */
   audit(row: AuditRow): void
+  /**
+   * While the audit store answers but falls behind: a promise the connection awaits before a
+   * client's next statement (undefined when nothing is behind).
+   */
+  auditBacklog?(): Promise<void> | undefined
   /** Subscribes to committed changes; returns the unsubscribe function. */
   onChange(listener: (change: SessionChange) => void): () => void
   /** Records a successful data-plane login (best effort). */

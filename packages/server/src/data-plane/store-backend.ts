@@ -52,6 +52,9 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
     audit(row: AuditRow) {
       store.audit.queries.write(row)
     },
+    auditBacklog() {
+      return store.audit.queries.writer.backlog()
+    },
     onChange(listener: (change: SessionChange) => void) {
       return store.changes.subscribe((notice) => listener(notice))
     },

@@ -293,8 +293,11 @@ export class ConnectionHandler implements MessageHandler {
       case Frontend.Execute:
       case Frontend.Close:
         return extended.handle(code, reader, bytes)
-      case Frontend.Sync:
-        return extended.sync(out)
+      case Frontend.Sync: {
+        // A statement waits while the query audit falls behind its store: paced, not lost.
+        const behind = this.#services.backend.auditBacklog?.()
+        return behind ? behind.then(() => extended.sync(out)) : extended.sync(out)
+      }
       case Frontend.Flush:
         return extended.flush(out)
       case Frontend.Query: {
@@ -305,7 +308,10 @@ export class ConnectionHandler implements MessageHandler {
         } catch (error) {
           return refuseQuery(ctx, error, out)
         }
-        return simpleQuery(ctx, extended, sql, out)
+        const behind = this.#services.backend.auditBacklog?.()
+        return behind
+          ? behind.then(() => simpleQuery(ctx, extended, sql, out))
+          : simpleQuery(ctx, extended, sql, out)
       }
       case Frontend.Terminate:
         return this.#terminate(out)

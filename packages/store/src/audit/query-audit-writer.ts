@@ -33,6 +33,11 @@ export interface QueryAuditWriterOptions {
   intervalMs?: number
   /** Queue bound; rows offered while it is full are dropped and counted (default 100,000). */
   maxQueue?: number
+  /**
+   * Rows waiting beyond which `backlog()` asks the data plane to wait before its next statement,
+   * while the store answers (default 20,000, at most half of `maxQueue`).
+   */
+  highWater?: number
   /** Called once per overflow episode and per failed batch, for the operator's log. */
   onProblem?: (message: string) => void
   /** The hash chain rows are linked into (the store gives its own); without one, unlinked. */
@@ -58,6 +63,9 @@ export class QueryAuditWriter {
   readonly #intervalMs: number
   readonly #maxQueue: number
   readonly #onProblem: (message: string) => void
+  readonly #highWater: number
+  /** Those waiting for the backlog to shrink. */
+  #waiting: Array<() => void> = []
   #queue: Insert[] = []
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
@@ -77,12 +85,33 @@ export class QueryAuditWriter {
     this.#batchSize = options.batchSize ?? 500
     this.#intervalMs = options.intervalMs ?? 50
     this.#maxQueue = options.maxQueue ?? 100_000
+    this.#highWater = Math.max(1, Math.min(options.highWater ?? 20_000, this.#maxQueue / 2))
     this.#onProblem = options.onProblem ?? (() => {})
   }
 
   /** Rows waiting to be written. */
   get queued(): number {
     return this.#queue.length
+  }
+
+  /**
+   * While the store answers but falls behind (more than `highWater` rows waiting), a promise
+   * that resolves once half of them are written: the data plane waits for it before a client's
+   * next statement, so a store slower than the queries paces them instead of losing rows. While
+   * the store cannot be reached, nothing waits (rows queue, then overflow, as documented).
+   */
+  backlog(): Promise<void> | undefined {
+    if (this.#queue.length < this.#highWater || this.#backoffMs > 0 || this.#closed) {
+      return undefined
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve))
+  }
+
+  /** Lets the waiting go once the backlog has halved, the store is unreachable or closed. */
+  #release(): void {
+    if (this.#waiting.length === 0) return
+    if (this.#queue.length >= this.#highWater / 2 && this.#backoffMs === 0 && !this.#closed) return
+    for (const resolve of this.#waiting.splice(0)) resolve()
   }
 
   /** Queues one row; returns false when it was dropped (queue full or writer closed). */
@@ -151,6 +180,7 @@ export class QueryAuditWriter {
   /** Flushes and refuses further rows. */
   async close(): Promise<void> {
     this.#closed = true
+    this.#release()
     await this.flush()
   }
 
@@ -221,6 +251,7 @@ export class QueryAuditWriter {
         try {
           await this.#insert(batch)
           this.stats.written += batch.length
+          this.#release()
           if (this.#backoffMs > 0) {
             this.#backoffMs = 0
             this.#onProblem('query audit: the store answers again; writing the queued rows')
@@ -237,10 +268,12 @@ export class QueryAuditWriter {
               MAX_BACKOFF_MS,
               Math.max(this.#intervalMs, this.#backoffMs * 2),
             )
+            this.#release()
             return
           }
           if (++attempt >= 3) {
             await this.#writeOneByOne(batch, error)
+            this.#release()
             break
           }
           await new Promise((r) => setTimeout(r, this.#intervalMs * attempt))

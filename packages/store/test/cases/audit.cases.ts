@@ -182,6 +182,68 @@ export function auditCases(makeStore: MakeStore): void {
       expect(problems.join('\n')).not.toMatch(/lost/)
     })
 
+    it('asks for a pause while the store answers but falls behind, and loses no row', async () => {
+      const writer = new QueryAuditWriter(store.db, { batchSize: 10, highWater: 60 })
+      const marker = unique('backlog')
+      const row = (n: number) => ({
+        user_id: U1,
+        username: 'x',
+        data_source_id: D1,
+        datasource_name: 'd',
+        original_query: `${marker} ${n}`,
+        status: 'success' as const,
+      })
+      for (let n = 0; n < 59; n++) writer.write(row(n))
+      expect(writer.backlog()).toBeUndefined()
+      for (let n = 59; n < 150; n++) writer.write(row(n))
+      const behind = writer.backlog()
+      expect(behind).toBeInstanceOf(Promise)
+      await behind
+      // Released once half the high-water mark or less was still waiting.
+      expect(writer.queued).toBeLessThanOrEqual(30)
+      expect(writer.stats.written).toBeGreaterThanOrEqual(120)
+      await writer.close()
+      expect(writer.stats).toEqual({ written: 150, dropped: 0, failed: 0 })
+      const page = await store.audit.queries.list({ user_id: U1, page_size: 200 })
+      expect(page.data.filter((r) => r.original_query.startsWith(marker))).toHaveLength(150)
+    })
+
+    it('never pauses the data plane while the store cannot be reached', async () => {
+      const down = new Proxy(store.db, {
+        get(target, prop, receiver) {
+          if (prop !== 'execute') return Reflect.get(target, prop, receiver)
+          return async () => {
+            throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
+          }
+        },
+      })
+      const problems: string[] = []
+      const writer = new QueryAuditWriter(down, {
+        batchSize: 10,
+        highWater: 20,
+        intervalMs: 5,
+        onProblem: (m) => problems.push(m),
+      })
+      const row = {
+        user_id: U1,
+        username: 'x',
+        data_source_id: D1,
+        datasource_name: 'd',
+        original_query: 'select 1',
+        status: 'success' as const,
+      }
+      for (let n = 0; n < 10; n++) writer.write(row)
+      // The first batch meets the unreachable store; from then on rows only queue.
+      while (!problems.some((m) => m.includes('unreachable'))) {
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      for (let n = 0; n < 40; n++) writer.write(row)
+      expect(writer.queued).toBe(50)
+      expect(writer.backlog()).toBeUndefined()
+      await writer.close()
+      expect(writer.stats.written).toBe(0)
+    })
+
     it('drops rows beyond the queue bound and counts them instead of blocking', async () => {
       const problems: string[] = []
       const writer = new QueryAuditWriter(store.db, {
