@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { failure } from './fixtures/failure.js'
 import { type Harness, pgliteHarness } from './fixtures/harness.js'
+import { hideOrder11FromAlice } from './fixtures/hide-order.js'
 
 const ORDERS = 'SELECT id FROM orders ORDER BY id'
 
@@ -40,24 +41,10 @@ describe('session inputs kept between logins (embedded store)', () => {
     expect(reads.mock.calls.length).toBe(before)
 
     // A new rule: the next login reads the store and never sees the hidden row.
-    const policy = await store.policies.create(
-      {
-        name: `hide-11-${Date.now()}`,
-        policy_type: 'row_filter',
-        targets: [{ schemas: ['public'], tables: ['orders'] }],
-        filter_expression: 'id <> 11',
-      },
-      shop.admin.id,
-    )
-    const assignment = await store.assignments.assign(
-      shop.datasourceId,
-      { policy_id: policy.id, scope: 'user', user_id: shop.alice.id },
-      shop.admin.id,
-    )
+    const reveal = await hideOrder11FromAlice(store, shop)
     expect(await aliceSees()).toEqual([10])
     expect(reads.mock.calls.length).toBe(before + 1)
-    await store.assignments.unassign(shop.datasourceId, assignment.id, shop.admin.id)
-    await store.policies.delete(policy.id, shop.admin.id)
+    await reveal()
     expect(await aliceSees()).toEqual([10, 11])
 
     // Another tenant's attribute: other rows at once.

@@ -3,6 +3,7 @@ import Cursor from 'pg-cursor'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { failure } from './fixtures/failure.js'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
+import { hideOrder11FromAlice } from './fixtures/hide-order.js'
 
 /** Rows of alice's orders before the change: 10 and 11; after it, 10 only. */
 const BEFORE = [{ id: 10 }, { id: 11 }]
@@ -18,26 +19,11 @@ export function runStaleCursorCases(name: string, makeHarness: MakeHarness): voi
 
     /** Hides order 11 from alice while `body` runs; returns once her session sees it. */
     async function tightened(client: pg.Client, body: () => Promise<void>): Promise<void> {
-      const { store, shop } = h
-      const policy = await store.policies.create(
-        {
-          name: `hide-11-${Date.now()}`,
-          policy_type: 'row_filter',
-          targets: [{ schemas: ['public'], tables: ['orders'] }],
-          filter_expression: 'id <> 11',
-        },
-        shop.admin.id,
-      )
-      const assignment = await store.assignments.assign(
-        shop.datasourceId,
-        { policy_id: policy.id, scope: 'user', user_id: shop.alice.id },
-        shop.admin.id,
-      )
+      const reveal = await hideOrder11FromAlice(h.store, h.shop)
       try {
         await body()
       } finally {
-        await store.assignments.unassign(shop.datasourceId, assignment.id, shop.admin.id)
-        await store.policies.delete(policy.id, shop.admin.id)
+        await reveal()
         // The next statement of the client rebuilds its session again.
         void client
       }

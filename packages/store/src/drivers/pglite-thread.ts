@@ -22,6 +22,8 @@ const reply = (message: PgliteResponse) => port.postMessage(message)
 
 /** Open transactions by number, each with the way to end it. */
 const transactions = new Map<number, { tx: Transaction; end: (commit: boolean) => void }>()
+/** The promise of each open transaction's end (PGlite's `transaction` call). */
+const ends = new Map<number, Promise<unknown>>()
 let nextTransaction = 1
 /** Thrown inside PGlite's transaction callback to roll it back. */
 const ROLLBACK = Symbol('rollback')
@@ -96,9 +98,6 @@ async function handle(db: PGlite, request: PgliteRequest): Promise<unknown> {
       return null
   }
 }
-
-/** The promise of each open transaction's end (PGlite's `transaction` call). */
-const ends = new Map<number, Promise<unknown>>()
 
 async function main(): Promise<void> {
   let db: PGlite

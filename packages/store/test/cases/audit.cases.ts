@@ -12,6 +12,16 @@ const U1 = '0190f000-0000-7000-8000-0000000000a1'
 const U2 = '0190f000-0000-7000-8000-0000000000a2'
 const D1 = '0190f000-0000-7000-8000-0000000000d1'
 
+/** The least a query-audit record carries, for the writer's own tests. */
+const minimalRecord = (originalQuery: string) => ({
+  user_id: U1,
+  username: 'x',
+  data_source_id: D1,
+  datasource_name: 'd',
+  original_query: originalQuery,
+  status: 'success' as const,
+})
+
 /** Both audit logs and the audited-transaction rule (docs/audit.md#query-audit, 2.2; docs/audit.md#admin-audit, 16). */
 export function auditCases(makeStore: MakeStore): void {
   describe('audit logs', () => {
@@ -161,16 +171,7 @@ export function auditCases(makeStore: MakeStore): void {
         onProblem: (m) => problems.push(m),
       })
       const marker = unique('lost-answer')
-      for (const n of [1, 2, 3]) {
-        writer.write({
-          user_id: U1,
-          username: 'x',
-          data_source_id: D1,
-          datasource_name: 'd',
-          original_query: `${marker} ${n}`,
-          status: 'success',
-        })
-      }
+      for (const n of [1, 2, 3]) writer.write(minimalRecord(`${marker} ${n}`))
       await writer.close()
       expect(dropped).toBe(true)
       expect(writer.stats).toEqual({ written: 3, dropped: 0, failed: 0 })
@@ -185,14 +186,7 @@ export function auditCases(makeStore: MakeStore): void {
     it('asks for a pause while the store answers but falls behind, and loses no row', async () => {
       const writer = new QueryAuditWriter(store.db, { batchSize: 10, highWater: 60 })
       const marker = unique('backlog')
-      const row = (n: number) => ({
-        user_id: U1,
-        username: 'x',
-        data_source_id: D1,
-        datasource_name: 'd',
-        original_query: `${marker} ${n}`,
-        status: 'success' as const,
-      })
+      const row = (n: number) => minimalRecord(`${marker} ${n}`)
       for (let n = 0; n < 59; n++) writer.write(row(n))
       expect(writer.backlog()).toBeUndefined()
       for (let n = 59; n < 150; n++) writer.write(row(n))
@@ -224,14 +218,7 @@ export function auditCases(makeStore: MakeStore): void {
         intervalMs: 5,
         onProblem: (m) => problems.push(m),
       })
-      const row = {
-        user_id: U1,
-        username: 'x',
-        data_source_id: D1,
-        datasource_name: 'd',
-        original_query: 'select 1',
-        status: 'success' as const,
-      }
+      const row = minimalRecord('select 1')
       for (let n = 0; n < 10; n++) writer.write(row)
       // The first batch meets the unreachable store; from then on rows only queue.
       while (!problems.some((m) => m.includes('unreachable'))) {
@@ -251,14 +238,7 @@ export function auditCases(makeStore: MakeStore): void {
         intervalMs: 10_000,
         onProblem: (m) => problems.push(m),
       })
-      const row = {
-        user_id: U1,
-        username: 'x',
-        data_source_id: D1,
-        datasource_name: 'd',
-        original_query: 'select 1',
-        status: 'success' as const,
-      }
+      const row = minimalRecord('select 1')
       expect([1, 2, 3, 4, 5].map(() => writer.write(row))).toEqual([true, true, true, false, false])
       expect(writer.stats.dropped).toBe(2)
       expect(problems).toHaveLength(1)
