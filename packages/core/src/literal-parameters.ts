@@ -97,23 +97,49 @@ export function literalParameters(
   let numbers: Map<number, number> | undefined
   const types: number[] = []
   const values: string[] = []
+  const { slots } = template
+  let every = true
+  for (let i = 0; i < slots.length; i++) {
+    const index = slots[i] as number
+    if (numbers?.has(index)) continue
+    const type = constantOnly.has(index + 1)
+      ? undefined
+      : literalParameterType(literals[index] as string)
+    if (type === undefined) {
+      every = false
+      continue
+    }
+    types.push(type)
+    values.push(literals[index] as string)
+    numbers ??= new Map()
+    numbers.set(index, types.length)
+  }
+  if (!numbers) return undefined
+  // Every literal a parameter (the usual case): the text is the template's own, one string for
+  // every execution, so the maps keyed by it upstream hash it once.
+  let sql = every ? allParameterTexts.get(template) : undefined
+  if (sql === undefined) {
+    sql = parameterText(template, numbers, literals)
+    if (every) allParameterTexts.set(template, sql)
+  }
+  return { sql, types, values }
+}
+
+/** The text of templates whose literals all became parameters. */
+const allParameterTexts = new WeakMap<TextTemplate, string>()
+
+/** The template's text with `$n` for the literals numbered in `numbers`, the others as written. */
+function parameterText(
+  template: TextTemplate,
+  numbers: ReadonlyMap<number, number>,
+  literals: readonly string[],
+): string {
   const { pieces, slots } = template
   let sql = pieces[0] as string
   for (let i = 0; i < slots.length; i++) {
     const index = slots[i] as number
-    const literal = literals[index] as string
-    let number = numbers?.get(index)
-    if (number === undefined && !constantOnly.has(index + 1)) {
-      const type = literalParameterType(literal)
-      if (type !== undefined) {
-        types.push(type)
-        values.push(literal)
-        number = types.length
-        numbers ??= new Map()
-        numbers.set(index, number)
-      }
-    }
-    sql += (number === undefined ? literal : `$${number}`) + (pieces[i + 1] as string)
+    const number = numbers.get(index)
+    sql += (number === undefined ? literals[index] : `$${number}`) + (pieces[i + 1] as string)
   }
-  return types.length === 0 ? undefined : { sql, types, values }
+  return sql
 }

@@ -267,3 +267,84 @@ describe.skipIf(!url)('transaction pooling over PostgreSQL', () => {
     expect((await h.auditRows()).length - before).toBe(40)
   })
 })
+
+describe.skipIf(!url)('transaction pooling: one upstream session, waiting clients', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await transactionPoolHarness({ poolSize: 1, plane: { acquireTimeoutMs: 400 } })
+  })
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  /** A query that must be served, not time out: the one upstream session was given back. */
+  const served = async (client: pg.Client) =>
+    (await client.query('SELECT count(*)::int AS n FROM orders')).rows
+
+  it('gives the session back after statements that never reach the upstream', async () => {
+    const alice = await h.connect('alice')
+    const carol = await h.connect('carol')
+    // Refused by Palisade (a write, a syntax error), and an empty query: no transaction ran.
+    expect(await failure(alice.query('DELETE FROM orders'))).toMatchObject({ code: '25006' })
+    expect(await failure(alice.query('SELEC 1'))).toMatchObject({ code: '42601' })
+    await alice.query('')
+    expect(await served(carol)).toEqual([{ n: 4 }])
+    // A Parse whose Sync has not come yet holds no session while its client thinks.
+    const raw = await WireClient.connect(h.plane.port, 'alice')
+    try {
+      raw.send(serialize.parse({ name: 'later', text: 'SELECT id FROM orders ORDER BY id' }))
+      await new Promise((r) => setTimeout(r, 100))
+      expect(await served(carol)).toEqual([{ n: 4 }])
+      // Its statement still runs once the rest arrives, on whichever session is free.
+      raw.send(
+        Buffer.concat([
+          serialize.bind({ statement: 'later' }),
+          serialize.execute(),
+          serialize.sync(),
+        ]),
+      )
+      const frames = await raw.untilReady(1, 5000)
+      expect(frames.filter((f) => f.code === 'D'.charCodeAt(0))).toHaveLength(2)
+    } finally {
+      raw.close()
+    }
+    expect(await served(alice)).toEqual([{ n: 2 }])
+  })
+
+  it('fails each waiter at its own deadline, and never one that was served', async () => {
+    const holder = await h.connect('carol')
+    const waiters = await Promise.all([h.connect('alice'), h.connect('alice'), h.connect('alice')])
+    await holder.query('BEGIN')
+    await holder.query('SELECT 1')
+    // Three clients start waiting 150 ms apart; each gives up 400 ms after it started.
+    const started = Date.now()
+    const outcomes = waiters.map(async (client, i) => {
+      await new Promise((r) => setTimeout(r, i * 150))
+      const asked = Date.now()
+      const outcome = await failure(client.query('SELECT 1'))
+      return { ...outcome, waited: Date.now() - asked }
+    })
+    for (const outcome of await Promise.all(outcomes)) {
+      expect(outcome).toMatchObject({
+        code: '53300',
+        message: 'no upstream session of datasource "shop" became free within 0.4 s',
+      })
+      expect(outcome.waited).toBeGreaterThanOrEqual(380)
+      expect(outcome.waited).toBeLessThan(1500)
+    }
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300 + 380)
+    await holder.query('COMMIT')
+
+    // A client served while it waits keeps its connection past its deadline.
+    const patient = await h.connect('alice')
+    await holder.query('BEGIN')
+    await holder.query('SELECT 1')
+    const answer = patient.query('SELECT count(*)::int AS n FROM orders')
+    await new Promise((r) => setTimeout(r, 150))
+    await holder.query('COMMIT')
+    expect((await answer).rows).toEqual([{ n: 2 }])
+    await new Promise((r) => setTimeout(r, 400))
+    expect(await served(patient)).toEqual([{ n: 2 }])
+    expect(await served(holder)).toEqual([{ n: 4 }])
+  })
+})

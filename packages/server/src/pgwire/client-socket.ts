@@ -42,6 +42,8 @@ export interface MessageHandler {
    * an ErrorResponse, and closing the connection when the error is fatal.
    */
   onFailure(error: unknown, out: ClientOutput): Promise<void>
+  /** Every complete message received so far is handled (the client may now think a while). */
+  drained?(): void
   /** Releases what the connection holds; safe to call more than once. */
   close(): Promise<void>
 }
@@ -224,6 +226,7 @@ export function serveClient(
         if (ended) return
       }
       if (shuttingDown) return fail(adminShutdown())
+      handler.drained?.()
       flush()
       if (stream.isPaused()) stream.resume()
     } catch (error) {

@@ -280,14 +280,20 @@ export class ConnectionHandler implements MessageHandler {
     const code = bytes[0] ?? 0
     if (!this.#upstream?.alive) {
       const lost = WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
-      // A statement that reached Palisade has its audit row, even when it cannot run.
-      const sql = statementText(code, bytes)
-      if (sql !== undefined) ctx.audit.rejected(sql, lost, 0)
-      throw lost
+      this.#notTaken(ctx, code, bytes, lost)
     }
     const reader = new WireReader(bytes)
     switch (code) {
-      case Frontend.Parse:
+      case Frontend.Parse: {
+        // Under transaction pooling a statement takes its upstream session before its rewrite,
+        // as a Query does (#query).
+        const turn = ctx.relay.sharedStatements ? ctx.relay.reserve() : undefined
+        if (!turn) return extended.handle(code, reader, bytes)
+        return turn.then(
+          () => extended.handle(code, reader, bytes),
+          (error: unknown) => this.#notTaken(ctx, code, bytes, error),
+        )
+      }
       case Frontend.Bind:
       case Frontend.Describe:
       case Frontend.Execute:
@@ -310,8 +316,8 @@ export class ConnectionHandler implements MessageHandler {
         }
         const behind = this.#services.backend.auditBacklog?.()
         return behind
-          ? behind.then(() => simpleQuery(ctx, extended, sql, out))
-          : simpleQuery(ctx, extended, sql, out)
+          ? behind.then(() => this.#query(ctx, extended, sql, out))
+          : this.#query(ctx, extended, sql, out)
       }
       case Frontend.Terminate:
         return this.#terminate(out)
@@ -327,6 +333,56 @@ export class ConnectionHandler implements MessageHandler {
         )
       default:
         throw violation(`invalid frontend message type ${code}`)
+    }
+  }
+
+  /** A statement that reached Palisade has its audit row, even when it cannot run. */
+  #notTaken(ctx: ConnectionContext, code: number, bytes: Uint8Array, error: unknown): never {
+    const sql = statementText(code, bytes)
+    if (sql !== undefined) ctx.audit.rejected(sql, error, 0)
+    throw error
+  }
+
+  drained(): void {
+    // A session taken for a statement that never went upstream (a Parse alone) goes back.
+    if (this.#phase === 'ready') this.#ctx?.relay.releaseIdle()
+  }
+
+  /**
+   * A simple Query. Under transaction pooling the client takes its upstream session first: a
+   * client that waits for one then holds its message only, not the statement's rewrite and
+   * upstream messages (a thousand waiting clients made the garbage collector copy all of them).
+   */
+  #query(
+    ctx: ConnectionContext,
+    extended: ExtendedProtocol,
+    sql: string,
+    out: ClientOutput,
+  ): Promise<void> {
+    if (!ctx.relay.sharedStatements) return simpleQuery(ctx, extended, sql, out)
+    const started = performance.now()
+    const turn = ctx.relay.reserve()
+    if (!turn) return this.#runQuery(ctx, extended, sql, out)
+    return turn.then(
+      () => this.#runQuery(ctx, extended, sql, out),
+      (error: unknown) => {
+        // It reached Palisade: it has its audit row, though it never ran.
+        ctx.audit.rejected(sql, error, performance.now() - started)
+        throw error
+      },
+    )
+  }
+
+  async #runQuery(
+    ctx: ConnectionContext,
+    extended: ExtendedProtocol,
+    sql: string,
+    out: ClientOutput,
+  ): Promise<void> {
+    try {
+      await simpleQuery(ctx, extended, sql, out)
+    } finally {
+      ctx.relay.releaseIdle()
     }
   }
 

@@ -23,13 +23,18 @@ export class RepeatedStatements {
   #seen = new Map<number, number>()
   /** The generation before `#seen`: two generations bound the memory without deletes. */
   #seenBefore = new Map<number, number>()
+  #lastSql = ''
+  #lastKey = 0
 
   /**
    * Counts one run of `sql`; true from its third run. A statement that merely recurs by chance
    * (a random key among a few hundred) would cost a Parse and later a Close for one or two runs.
    */
   repeated(sql: string): boolean {
-    const key = textHash(sql)
+    // The same statement again (often the very same string): its hash is known.
+    const key = sql === this.#lastSql ? this.#lastKey : textHash(sql)
+    this.#lastSql = sql
+    this.#lastKey = key
     const runs = (this.#seen.get(key) ?? this.#seenBefore.get(key) ?? 0) + 1
     // Bounded: one-off statements (distinct literals) come and go, a generation at a time.
     if (this.#seen.size >= SEEN_MAX && !this.#seen.has(key)) {

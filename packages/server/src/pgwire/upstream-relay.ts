@@ -104,6 +104,21 @@ export class UpstreamRelay {
     this.#upstream.pin?.()
   }
 
+  /**
+   * Takes an upstream session for the next statement now, before it is rewritten (transaction
+   * pooling; undefined when nothing needs waiting for).
+   */
+  reserve(): Promise<void> | undefined {
+    return this.#upstream.reserve?.()
+  }
+
+  /** Gives back a session `reserve` took that the statement did not use (refused, answered here). */
+  releaseIdle(): void {
+    // Answers may still be due to messages queued but not sent (a Parse without its Sync): the
+    // upstream session knows whether any went out.
+    this.#upstream.releaseIdle?.()
+  }
+
   /** Asks the upstream to send what it has buffered (Flush); no answer of its own is due. */
   flush(): void {
     this.#upstream.send(serialize.flush())

@@ -14,6 +14,9 @@ export class UpstreamStatements {
   readonly #prefix: string
   readonly #max: number
   #counter = 0
+  #lastSql = ''
+  #lastTypes = ''
+  #lastKey = ''
 
   /** Statements named after their content (shared by the clients of a transaction pool). */
   readonly #byContent: boolean
@@ -33,7 +36,7 @@ export class UpstreamStatements {
     // Without parameter types (what most drivers send) the SQL itself is the key: the rewrite
     // cache hands out the same string each time, so V8 hashes it once, not per execution.
     // SQL never contains NUL, so typed keys cannot collide with untyped ones.
-    const key = types.length === 0 ? sql : `${types.join(',')}\u0000${sql}`
+    const key = types.length === 0 ? sql : this.#typedKey(sql, types)
     const cached = this.#byKey.get(key)
     if (cached !== undefined) {
       this.#byKey.delete(key)
@@ -45,6 +48,17 @@ export class UpstreamStatements {
       : `${this.#prefix}${++this.#counter}`
     this.#byKey.set(key, name)
     return { name, prepare: true }
+  }
+
+  /** The key of a typed statement; the last one is kept, as a connection repeats its statement. */
+  #typedKey(sql: string, types: readonly number[]): string {
+    const typeList = types.join(',')
+    if (sql !== this.#lastSql || typeList !== this.#lastTypes) {
+      this.#lastSql = sql
+      this.#lastTypes = typeList
+      this.#lastKey = `${typeList}\u0000${sql}`
+    }
+    return this.#lastKey
   }
 
   /** The upstream refused the Parse of `name`: it does not exist, so it is not reused. */

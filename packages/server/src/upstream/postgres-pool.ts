@@ -14,7 +14,11 @@ import type {
 interface Waiter {
   resolve: (session: PostgresSession) => void
   reject: (error: Error) => void
-  timer: NodeJS.Timeout
+  /** When it gives up (Date.now() time), after waiting `timeoutMs`. */
+  deadline: number
+  timeoutMs: number
+  /** It waits for a session of its own (session mode): the error names the connection limit. */
+  verify: boolean
 }
 
 /** A transaction-pooled backend idle this long is checked for unsafe casts before reuse. */
@@ -29,7 +33,12 @@ const RECHECK_AFTER_MS = 1000
 export class PostgresPool implements UpstreamProvider, BackendLender {
   readonly #config: PostgresUpstreamConfig
   readonly #idle: PostgresSession[] = []
-  readonly #waiters: Waiter[] = []
+  #waiters: Waiter[] = []
+  /**
+   * One timer for every waiter, due at the earliest deadline: under load a client waits
+   * milliseconds, and a timer armed and cleared per borrow would cost more than the wait.
+   */
+  #waiterTimer: NodeJS.Timeout | undefined
   readonly #onEvent: ((event: UpstreamEvent) => void) | undefined
   #size = 0
   #closed = false
@@ -84,10 +93,21 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
     }
     session.idleSince = Date.now()
     const waiter = this.#waiters.shift()
-    if (waiter) {
-      clearTimeout(waiter.timer)
-      waiter.resolve(session)
-    } else this.#idle.push(session)
+    if (waiter) waiter.resolve(session)
+    else this.#idle.push(session)
+  }
+
+  /**
+   * An idle backend that was given back moments ago, without waiting (transaction pooling's
+   * common case: no promise per transaction); undefined when a borrow has to wait or check one.
+   */
+  lendIdle(): PostgresSession | undefined {
+    if (this.#closed || this.#waiters.length > 0) return undefined
+    const idle = this.#idle.at(-1)
+    if (!idle?.alive || !idle.quiet || Date.now() - idle.idleSince >= RECHECK_AFTER_MS) {
+      return undefined
+    }
+    return this.#idle.pop()
   }
 
   /** An idle session (checked), a new one, or the next one given back. */
@@ -105,24 +125,42 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
     }
     if (this.#size < this.#config.poolSize) return this.#open()
     return new Promise<PostgresSession>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.#waiters.splice(this.#waiters.indexOf(waiter), 1)
-          const name = this.#config.datasourceName
-          reject(
-            WireError.fatal(
-              WireSqlState.TooManyConnections,
-              verify
-                ? `too many connections for datasource "${name}"`
-                : `no upstream session of datasource "${name}" became free within ${timeoutMs / 1000} s`,
-            ),
-          )
-        }, timeoutMs),
-      }
-      this.#waiters.push(waiter)
+      this.#waiters.push({ resolve, reject, deadline: Date.now() + timeoutMs, timeoutMs, verify })
+      this.#armWaiterTimer()
     })
+  }
+
+  /** Arms the waiters' timer for the earliest deadline, unless it is armed. */
+  #armWaiterTimer(): void {
+    if (this.#waiterTimer || this.#waiters.length === 0) return
+    let next = Number.POSITIVE_INFINITY
+    for (const w of this.#waiters) next = Math.min(next, w.deadline)
+    this.#waiterTimer = setTimeout(
+      () => {
+        this.#waiterTimer = undefined
+        this.#expireWaiters()
+      },
+      Math.max(0, next - Date.now()),
+    )
+  }
+
+  /** Fails the waiters whose deadline has passed, in their order, and re-arms for the rest. */
+  #expireWaiters(): void {
+    const now = Date.now()
+    const expired = this.#waiters.filter((w) => w.deadline <= now)
+    if (expired.length > 0) this.#waiters = this.#waiters.filter((w) => w.deadline > now)
+    const name = this.#config.datasourceName
+    for (const w of expired) {
+      w.reject(
+        WireError.fatal(
+          WireSqlState.TooManyConnections,
+          w.verify
+            ? `too many connections for datasource "${name}"`
+            : `no upstream session of datasource "${name}" became free within ${w.timeoutMs / 1000} s`,
+        ),
+      )
+    }
+    this.#armWaiterTimer()
   }
 
   async #open(): Promise<PostgresSession> {
@@ -157,17 +195,12 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
       this.#size--
       // A slot freed up: a waiting client may open a fresh session.
       const waiter = this.#waiters.shift()
-      if (waiter && !this.#closed) {
-        clearTimeout(waiter.timer)
-        this.#open().then(waiter.resolve, waiter.reject)
-      }
+      if (waiter && !this.#closed) this.#open().then(waiter.resolve, waiter.reject)
       return
     }
     const waiter = this.#waiters.shift()
-    if (waiter) {
-      clearTimeout(waiter.timer)
-      waiter.resolve(session)
-    } else this.#idle.push(session)
+    if (waiter) waiter.resolve(session)
+    else this.#idle.push(session)
   }
 
   /** Logs the first failure of an outage, once. */
@@ -205,8 +238,9 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
 
   async close(): Promise<void> {
     this.#closed = true
+    clearTimeout(this.#waiterTimer)
+    this.#waiterTimer = undefined
     for (const w of this.#waiters.splice(0)) {
-      clearTimeout(w.timer)
       w.reject(WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost'))
     }
     for (const s of this.#idle.splice(0)) s.destroy()

@@ -24,6 +24,8 @@ export interface BackendLender {
   readonly datasourceName: string
   /** A backend; rejects with FATAL 53300 after `timeoutMs`, FATAL 08006 when unreachable. */
   borrow(timeoutMs: number): Promise<PostgresSession>
+  /** A backend ready at once without a check, if there is one and nobody waits for it. */
+  lendIdle(): PostgresSession | undefined
   /** Takes a backend back; `reset` cleans it first. */
   giveBack(session: PostgresSession, reset: boolean): void
 }
@@ -59,6 +61,8 @@ export class TransactionSession implements UpstreamSession {
   readonly #lender: BackendLender
   readonly #timeoutMs: number
   #bound: PostgresSession | undefined
+  /** The client's settings are still to be made present on the bound backend. */
+  #replayDue = false
   /** The backend bound last: a Parse refused there is forgotten there. */
   #last: PostgresSession | undefined
   #outgoing: Uint8Array[] = []
@@ -98,14 +102,76 @@ export class TransactionSession implements UpstreamSession {
     if (!this.#closed) this.#outgoing.push(frames)
   }
 
-  async read(): Promise<BackendFrame[]> {
-    if (this.#outgoing.length > 0) await this.#write()
+  read(): Promise<BackendFrame[]> {
+    if (this.#outgoing.length > 0) {
+      const backend = this.#bound ?? this.#lendIdle()
+      if (!backend) return this.#borrowAndRead()
+      this.#write(backend)
+    }
+    return this.#readBound()
+  }
+
+  reserve(): Promise<void> | undefined {
+    if (this.#bound || this.#closed || this.#lendIdle()) return undefined
+    return this.#borrow()
+  }
+
+  releaseIdle(): void {
+    // Messages still queued here (a Parse without its Sync yet) go to whichever backend is bound
+    // when they are sent.
+    const backend = this.#bound
+    if (!backend || this.#settingsChanged || !this.#idle) return
+    this.#bound = undefined
+    this.#lender.giveBack(backend, false)
+  }
+
+  /** Nothing is due and no transaction is open: the backend may go back. */
+  get #idle(): boolean {
+    return this.#readyDue === 0 && this.#endsAtReady && this.#status === 'I' && !this.#pinned
+  }
+
+  /** Binds a backend given back moments ago, if there is one: no promise per transaction. */
+  #lendIdle(): PostgresSession | undefined {
+    const idle = this.#checked && !this.#closed ? this.#lender.lendIdle() : undefined
+    if (idle) this.#bind(idle)
+    return idle
+  }
+
+  /** Waits for a backend and binds it. */
+  async #borrow(): Promise<void> {
+    const backend = await this.#lender.borrow(this.#timeoutMs)
+    if (this.#closed) {
+      this.#lender.giveBack(backend, false)
+      throw WireError.fatal(WireSqlState.ConnectionFailure, 'the client disconnected')
+    }
+    if (!this.#checked) await this.#check(backend)
+    this.#bind(backend)
+  }
+
+  #bind(backend: PostgresSession): void {
+    this.#bound = backend
+    this.#last = backend
+    this.#replayDue = true
+  }
+
+  /** Waits for a backend, then sends what the client queued and reads the answer. */
+  async #borrowAndRead(): Promise<BackendFrame[]> {
+    await this.#borrow()
+    this.#write(this.#bound as PostgresSession)
+    return this.#readBound()
+  }
+
+  async #readBound(): Promise<BackendFrame[]> {
     const backend = this.#bound
     if (!backend) throw new Error('no upstream request is in progress')
     for (;;) {
       const frames = this.#filter(await backend.read())
-      if (this.#readyDue === 0 && this.#endsAtReady && this.#status === 'I' && !this.#pinned) {
-        await this.#unbind(backend)
+      if (this.#idle) {
+        if (this.#settingsChanged) await this.#readBackSettings(backend)
+        else {
+          this.#bound = undefined
+          this.#lender.giveBack(backend, false)
+        }
         return frames
       }
       if (frames.length > 0) return frames
@@ -138,19 +204,15 @@ export class TransactionSession implements UpstreamSession {
     this.#lender.giveBack(backend, !idle || this.#pinned || this.#settingsChanged)
   }
 
-  /** Binds a backend if none is, and sends what the client queued, with what it needs first. */
-  async #write(): Promise<void> {
-    let backend = this.#bound
+  /**
+   * Sends what the client queued to its backend, with what it needs first: on a backend newly
+   * bound, the client's settings when they differ; the statements the client's messages use
+   * that it lacks; closes of statements beyond its bound.
+   */
+  #write(backend: PostgresSession): void {
     let replay: Uint8Array | undefined
-    if (!backend) {
-      backend = await this.#lender.borrow(this.#timeoutMs)
-      if (this.#closed) {
-        this.#lender.giveBack(backend, false)
-        throw WireError.fatal(WireSqlState.ConnectionFailure, 'the client disconnected')
-      }
-      if (!this.#checked) await this.#check(backend)
-      this.#bound = backend
-      this.#last = backend
+    if (this.#replayDue) {
+      this.#replayDue = false
       replay = this.#replaySettings(backend)
     }
     const statements = backend.shared.statements
@@ -168,13 +230,26 @@ export class TransactionSession implements UpstreamSession {
       statements.add(name)
     }
     const messages: Uint8Array[] = []
-    for (const frames of this.#outgoing.splice(0)) {
-      for (const message of splitMessages(frames)) {
-        messages.push(this.#track(message, statements, need))
+    const outgoing = this.#outgoing
+    this.#outgoing = []
+    for (const frames of outgoing) {
+      // Each chunk holds whole frontend messages.
+      let at = 0
+      while (at + 5 <= frames.length) {
+        const length =
+          ((frames[at + 1] ?? 0) << 24) |
+          ((frames[at + 2] ?? 0) << 16) |
+          ((frames[at + 3] ?? 0) << 8) |
+          (frames[at + 4] ?? 0)
+        const message = frames.subarray(at, at + 1 + length)
+        const sent = this.#track(message, statements, need)
+        // Unchanged messages go as the chunks they came in, without a copy each.
+        messages.push(sent)
+        at += 1 + length
       }
     }
     // Answers come in this order: the settings replay, evictions, prepares, the client's.
-    const closes = this.#evict(statements)
+    const closes = statements.size > MAX_STATEMENTS_PER_BACKEND ? this.#evict(statements) : []
     const ahead = [...(replay ? [replay] : []), ...closes, ...prepares]
     backend.send(Buffer.concat(ahead.length === 0 ? messages : [...ahead, ...messages]))
   }
@@ -291,19 +366,16 @@ export class TransactionSession implements UpstreamSession {
   }
 
   /** Gives the backend back after a transaction, with the settings a SET left read back first. */
-  async #unbind(backend: PostgresSession): Promise<void> {
+  async #readBackSettings(backend: PostgresSession): Promise<void> {
     this.#bound = undefined
-    let reset = false
-    if (this.#settingsChanged) {
-      this.#settingsChanged = false
-      const values = await readSettings(backend)
-      if (values) {
-        this.#settings = new Map(values)
-        backend.shared.settings.clear()
-        for (const [name, value] of values) backend.shared.settings.set(name, value)
-      } else reset = true
+    this.#settingsChanged = false
+    const values = await readSettings(backend)
+    if (values) {
+      this.#settings = new Map(values)
+      backend.shared.settings.clear()
+      for (const [name, value] of values) backend.shared.settings.set(name, value)
     }
-    this.#lender.giveBack(backend, reset)
+    this.#lender.giveBack(backend, values === undefined)
   }
 }
 
@@ -357,20 +429,6 @@ function dataRowTexts(bytes: Uint8Array): string[] {
     if (length > 0) at += length
   }
   return texts
-}
-
-/** The messages in a buffer of whole frontend messages. */
-function* splitMessages(frames: Uint8Array): Generator<Uint8Array> {
-  let at = 0
-  while (at + 5 <= frames.length) {
-    const length =
-      ((frames[at + 1] ?? 0) << 24) |
-      ((frames[at + 2] ?? 0) << 16) |
-      ((frames[at + 3] ?? 0) << 8) |
-      (frames[at + 4] ?? 0)
-    yield frames.subarray(at, at + 1 + length)
-    at += 1 + length
-  }
 }
 
 /** The NUL-terminated UTF-8 string at `at`. */

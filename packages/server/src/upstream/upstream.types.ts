@@ -34,6 +34,13 @@ export interface UpstreamSession {
   /** Keeps this client on its current upstream session until it disconnects (WITH HOLD cursor). */
   pin?(): void
   /**
+   * Transaction pooling: takes an upstream session for the next statement before it is
+   * rewritten, so a client that waits for one holds only its message (undefined: taken at once).
+   */
+  reserve?(): Promise<void> | undefined
+  /** Transaction pooling: gives back a session taken by `reserve` that no transaction used. */
+  releaseIdle?(): void
+  /**
    * Returns the session to its pool, cleaned (rolled back, cursors and statements dropped,
    * presentation settings reset). `discard` closes it instead when its state is unknown (the
    * client left in the middle of a statement), where the upstream allows that.
