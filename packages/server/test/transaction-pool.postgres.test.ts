@@ -333,6 +333,16 @@ describe.skipIf(!url)('transaction pooling: one upstream session, waiting client
       expect(outcome.waited).toBeLessThan(1500)
     }
     expect(Date.now() - started).toBeGreaterThanOrEqual(300 + 380)
+    // A Query of two statements that never got a session: each statement has its audit row.
+    const late = await h.connect('alice')
+    expect(
+      await failure(late.query('SELECT 41 AS first_one; SELECT 42 AS second_one')),
+    ).toMatchObject({ code: '53300' })
+    const rows = (await h.auditRows()).filter((r) => r.original_query.includes('_one'))
+    expect(rows.map((r) => [r.original_query.trim(), r.status]).sort()).toEqual([
+      ['SELECT 41 AS first_one', 'error'],
+      ['SELECT 42 AS second_one', 'error'],
+    ])
     await holder.query('COMMIT')
 
     // A client served while it waits keeps its connection past its deadline.

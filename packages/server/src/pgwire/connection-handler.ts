@@ -365,12 +365,31 @@ export class ConnectionHandler implements MessageHandler {
     if (!turn) return this.#runQuery(ctx, extended, sql, out)
     return turn.then(
       () => this.#runQuery(ctx, extended, sql, out),
-      (error: unknown) => {
-        // It reached Palisade: it has its audit row, though it never ran.
-        ctx.audit.rejected(sql, error, performance.now() - started)
-        throw error
-      },
+      (error: unknown) => this.#notRun(ctx, sql, error, started),
     )
+  }
+
+  /**
+   * A Query that got no upstream session: each of its statements reached Palisade, so each has
+   * its audit row, as when the session is lost mid-run (the whole text when it cannot be split).
+   */
+  async #notRun(
+    ctx: ConnectionContext,
+    sql: string,
+    error: unknown,
+    started: number,
+  ): Promise<never> {
+    let texts = [sql]
+    try {
+      const session = ctx.live.fresh ? ctx.live.compiled : await ctx.live.current()
+      const rewritten = ctx.rewriter.rewrite(sql, session)
+      const { statements } = rewritten instanceof Promise ? await rewritten : rewritten
+      texts = statements.map((statement) => statement.originalSql)
+    } catch {
+      // Refused or unreadable: audited as the client sent it.
+    }
+    for (const text of texts) ctx.audit.rejected(text, error, performance.now() - started)
+    throw error
   }
 
   async #runQuery(

@@ -142,6 +142,8 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
       },
       Math.max(0, next - Date.now()),
     )
+    // Armed past the last wait it served; a waiting client's own socket keeps the process up.
+    this.#waiterTimer.unref()
   }
 
   /** Fails the waiters whose deadline has passed, in their order, and re-arms for the rest. */

@@ -112,8 +112,9 @@ export class TransactionSession implements UpstreamSession {
   }
 
   reserve(): Promise<void> | undefined {
-    if (this.#bound || this.#closed || this.#lendIdle()) return undefined
-    return this.#borrow()
+    if (this.#bound || this.#closed) return undefined
+    const idle = this.#lendIdle()
+    return idle ? undefined : this.#borrow()
   }
 
   releaseIdle(): void {
@@ -242,9 +243,7 @@ export class TransactionSession implements UpstreamSession {
           ((frames[at + 3] ?? 0) << 8) |
           (frames[at + 4] ?? 0)
         const message = frames.subarray(at, at + 1 + length)
-        const sent = this.#track(message, statements, need)
-        // Unchanged messages go as the chunks they came in, without a copy each.
-        messages.push(sent)
+        messages.push(this.#track(message, statements, need))
         at += 1 + length
       }
     }
