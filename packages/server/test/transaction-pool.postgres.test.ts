@@ -32,6 +32,14 @@ async function show(client: pg.Client, name: string): Promise<string> {
   return Object.values(rows[0] as Record<string, string>)[0] ?? ''
 }
 
+/** Runs client statement `name` (Bind, Execute, Sync) and returns the answer's frames. */
+async function executeNamed(client: WireClient, name: string) {
+  client.send(
+    Buffer.concat([serialize.bind({ statement: name }), serialize.execute(), serialize.sync()]),
+  )
+  return client.untilReady(1, 5000)
+}
+
 /** Alice's filtered orders and carol's unfiltered ones, as the seeded shop has them. */
 const ALICE_ORDERS = [10, 11]
 const ALL_ORDERS = [10, 11, 12, 13]
@@ -103,14 +111,7 @@ describe.skipIf(!url)('transaction pooling over PostgreSQL', () => {
         ]),
       )
       await alice.untilReady(1, 5000)
-      carol.send(
-        Buffer.concat([
-          serialize.bind({ statement: 'mine' }),
-          serialize.execute(),
-          serialize.sync(),
-        ]),
-      )
-      const frames = await carol.untilReady(1, 5000)
+      const frames = await executeNamed(carol, 'mine')
       expect(frames.filter((f) => f.code === 'D'.charCodeAt(0))).toHaveLength(0)
       expect(errorCode(Buffer.concat(frames.map((f) => Buffer.from(f.bytes))))).toBe('26000')
     } finally {
@@ -296,14 +297,7 @@ describe.skipIf(!url)('transaction pooling: one upstream session, waiting client
       await new Promise((r) => setTimeout(r, 100))
       expect(await served(carol)).toEqual([{ n: 4 }])
       // Its statement still runs once the rest arrives, on whichever session is free.
-      raw.send(
-        Buffer.concat([
-          serialize.bind({ statement: 'later' }),
-          serialize.execute(),
-          serialize.sync(),
-        ]),
-      )
-      const frames = await raw.untilReady(1, 5000)
+      const frames = await executeNamed(raw, 'later')
       expect(frames.filter((f) => f.code === 'D'.charCodeAt(0))).toHaveLength(2)
     } finally {
       raw.close()

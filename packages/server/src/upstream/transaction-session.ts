@@ -114,7 +114,7 @@ export class TransactionSession implements UpstreamSession {
   reserve(): Promise<void> | undefined {
     if (this.#bound || this.#closed) return undefined
     const idle = this.#lendIdle()
-    return idle ? undefined : this.#borrow()
+    return idle ? undefined : this.#borrow().then(() => {})
   }
 
   releaseIdle(): void {
@@ -139,7 +139,7 @@ export class TransactionSession implements UpstreamSession {
   }
 
   /** Waits for a backend and binds it. */
-  async #borrow(): Promise<void> {
+  async #borrow(): Promise<PostgresSession> {
     const backend = await this.#lender.borrow(this.#timeoutMs)
     if (this.#closed) {
       this.#lender.giveBack(backend, false)
@@ -147,6 +147,7 @@ export class TransactionSession implements UpstreamSession {
     }
     if (!this.#checked) await this.#check(backend)
     this.#bind(backend)
+    return backend
   }
 
   #bind(backend: PostgresSession): void {
@@ -157,8 +158,7 @@ export class TransactionSession implements UpstreamSession {
 
   /** Waits for a backend, then sends what the client queued and reads the answer. */
   async #borrowAndRead(): Promise<BackendFrame[]> {
-    await this.#borrow()
-    this.#write(this.#bound as PostgresSession)
+    this.#write(await this.#borrow())
     return this.#readBound()
   }
 
