@@ -512,10 +512,21 @@ export function runPgwireCases(name: string, makeHarness: MakeHarness): void {
         [admin.database, 'palisade-doomed'],
       )
       await eventually(async () => (await sessions()) === 0)
-      expect(await failure(doomed.query('SELECT 1 AS ok'))).toEqual({
+      // Two statements in one Query: each reached Palisade, so each has its audit row.
+      const tag = Date.now()
+      const first = `SELECT 1 AS lost_${tag}`
+      const second = `SELECT 2 AS also_lost_${tag}`
+      expect(await failure(doomed.query(`${first}; ${second}`))).toEqual({
         code: '08006',
         message: 'upstream connection lost',
       })
+      const audited = (await h.auditRows())
+        .filter((r) => r.original_query.includes(`lost_${tag}`))
+        .map((r) => [r.original_query, r.status])
+      expect(audited.sort()).toEqual([
+        [first, 'error'],
+        [second, 'error'],
+      ])
       const fresh = await h.connect('alice')
       expect((await fresh.query('SELECT count(*)::int AS n FROM orders')).rows).toEqual([{ n: 2 }])
     })

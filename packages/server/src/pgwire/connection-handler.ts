@@ -280,6 +280,9 @@ export class ConnectionHandler implements MessageHandler {
     const code = bytes[0] ?? 0
     if (!this.#upstream?.alive) {
       const lost = WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
+      // Each statement of a Query has its audit row, as when its session is lost mid-run.
+      const sql = code === Frontend.Query ? statementText(code, bytes) : undefined
+      if (sql !== undefined) return this.#notRun(ctx, sql, lost, performance.now())
       this.#notTaken(ctx, code, bytes, lost)
     }
     const reader = new WireReader(bytes)

@@ -58,85 +58,101 @@ export async function simpleQuery(
     return
   }
   let failed = false
-  for (const statement of statements) {
-    if (failed) {
-      audit.record({
-        originalSql: statement.originalSql,
-        rewrittenSql: statement.sql,
-        policiesApplied: statement.policiesApplied,
-        shadow: statement.shadow,
-        elapsedMs: null,
-        status: 'error',
-        errorMessage: 'not executed: an earlier statement of the same query failed',
-      })
-      continue
-    }
-    const staleCursor = ctx.cursors.check(statement, ctx.live)
-    if (staleCursor) {
-      audit.rejected(statement.originalSql, staleCursor, performance.now() - started)
-      relay.abortTransaction(true)
-      await relay.drainTo(out)
-      out.write(errorResponse(toWireFields(staleCursor)))
-      failed = true
-      continue
-    }
-    if (statement.kind === 'deallocate') {
-      try {
-        extended.deallocate(statement.originalSql)
-      } catch (error) {
-        if (error instanceof WireError && error.fatal) throw error
-        audit.rejected(statement.originalSql, error, performance.now() - started)
+  let next = 0
+  try {
+    for (const statement of statements) {
+      next++
+      if (failed) {
+        notExecuted(ctx, statement)
+        continue
+      }
+      const staleCursor = ctx.cursors.check(statement, ctx.live)
+      if (staleCursor) {
+        audit.rejected(statement.originalSql, staleCursor, performance.now() - started)
         relay.abortTransaction(true)
         await relay.drainTo(out)
-        out.write(errorResponse(toWireFields(error)))
+        out.write(errorResponse(toWireFields(staleCursor)))
         failed = true
         continue
       }
+      if (statement.kind === 'deallocate') {
+        try {
+          extended.deallocate(statement.originalSql)
+        } catch (error) {
+          if (error instanceof WireError && error.fatal) throw error
+          audit.rejected(statement.originalSql, error, performance.now() - started)
+          relay.abortTransaction(true)
+          await relay.drainTo(out)
+          out.write(errorResponse(toWireFields(error)))
+          failed = true
+          continue
+        }
+      }
+      // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
+      if (statement.cursor?.hold) relay.pin()
+      let upstreamError: string | undefined
+      let answered = statement.kind === 'deallocate'
+      const onError = (error: ScrubbedError | undefined) => {
+        if (error && upstreamError === undefined) upstreamError = error.message
+      }
+      const onDone = (error: ScrubbedError | undefined) => {
+        answered = true
+        onError(error)
+      }
+      if (!answered && !extended.sendAsPrepared(statement, onError, onDone)) {
+        relay.send(serialize.query(upstreamSql(ctx, statement)), {
+          terminals: 'Z',
+          hidden: 'Z',
+          originalSql: statement.originalSql,
+          onDone,
+        })
+      }
+      try {
+        await relay.drainTo(out)
+      } finally {
+        if (!answered) upstreamError = 'the connection ended before the answer was complete'
+        // Also when the client or the upstream went away mid-answer (the relay then ends the
+        // request with an error): every statement that ran has its audit row.
+        audit.record({
+          originalSql: statement.originalSql,
+          rewrittenSql: statement.sql,
+          policiesApplied: statement.policiesApplied,
+          shadow: statement.shadow,
+          elapsedMs: performance.now() - started,
+          status: upstreamError === undefined ? 'success' : 'error',
+          errorMessage: upstreamError ?? null,
+        })
+      }
+      // The client is gone: run nothing more (what was sent is audited as it ends).
+      if (out.ended) {
+        for (const rest of statements.slice(next)) notExecuted(ctx, rest)
+        return
+      }
+      if (upstreamError !== undefined) failed = true
+      else if (statement.setting?.name === 'application_name') {
+        audit.clientInfo = statement.setting.value ?? ctx.startupApplicationName
+      }
+      started = performance.now()
     }
-    // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
-    if (statement.cursor?.hold) relay.pin()
-    let upstreamError: string | undefined
-    let answered = statement.kind === 'deallocate'
-    const onError = (error: ScrubbedError | undefined) => {
-      if (error && upstreamError === undefined) upstreamError = error.message
-    }
-    const onDone = (error: ScrubbedError | undefined) => {
-      answered = true
-      onError(error)
-    }
-    if (!answered && !extended.sendAsPrepared(statement, onError, onDone)) {
-      relay.send(serialize.query(upstreamSql(ctx, statement)), {
-        terminals: 'Z',
-        hideReady: true,
-        originalSql: statement.originalSql,
-        onDone,
-      })
-    }
-    try {
-      await relay.drainTo(out)
-    } finally {
-      if (!answered) upstreamError = 'the connection ended before the answer was complete'
-      // Also when the client or the upstream went away mid-answer (the relay then ends the
-      // request with an error): every statement that ran has its audit row.
-      audit.record({
-        originalSql: statement.originalSql,
-        rewrittenSql: statement.sql,
-        policiesApplied: statement.policiesApplied,
-        shadow: statement.shadow,
-        elapsedMs: performance.now() - started,
-        status: upstreamError === undefined ? 'success' : 'error',
-        errorMessage: upstreamError ?? null,
-      })
-    }
-    // The client is gone: run nothing more (closing the connection audits what is still due).
-    if (out.ended) return
-    if (upstreamError !== undefined) failed = true
-    else if (statement.setting?.name === 'application_name') {
-      audit.clientInfo = statement.setting.value ?? ctx.startupApplicationName
-    }
-    started = performance.now()
+  } catch (error) {
+    // The connection ended mid-run: the statements not reached have their audit rows too.
+    for (const statement of statements.slice(next)) notExecuted(ctx, statement)
+    throw error
   }
   out.write(readyForQuery(relay.status))
+}
+
+/** The audit row of a statement a failure before it kept from running. */
+function notExecuted(ctx: ConnectionContext, statement: RewrittenStatement): void {
+  ctx.audit.record({
+    originalSql: statement.originalSql,
+    rewrittenSql: statement.sql,
+    policiesApplied: statement.policiesApplied,
+    shadow: statement.shadow,
+    elapsedMs: null,
+    status: 'error',
+    errorMessage: 'not executed: an earlier statement of the same query failed',
+  })
 }
 
 /** The SQL sent upstream; `RESET application_name` returns to the client's startup value. */
