@@ -6,6 +6,7 @@ import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { ClientFrameReader } from './client-frames.js'
 import { Frontend } from './frontend-messages.js'
 import { StartupCode } from './startup.js'
+import { atTurnEnd } from './turn-end.js'
 
 /**
  * Where a handler writes its replies. Writes are queued and sent together when the message ends
@@ -97,6 +98,16 @@ export function serveClient(
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
   let out: Buffer[] = []
   let outSize = 0
+  let flushDueQueued = false
+  const dueFlush = () => {
+    flushDueQueued = false
+    flush()
+  }
+  const flushSoon = () => {
+    if (flushDueQueued || outSize === 0) return
+    flushDueQueued = true
+    atTurnEnd(dueFlush)
+  }
 
   const flush = (): boolean => {
     if (outSize === 0 || ended) return true
@@ -189,29 +200,19 @@ export function serveClient(
     await respond(message)
   }
   /** Runs the handler on a message; its failure reply when it throws or rejects. */
-  const respond = (message: Buffer): Promise<void> | undefined => {
+  const respond = async (message: Buffer): Promise<void> => {
     let pending: Promise<void> | undefined
     try {
       pending = handler.onMessage(message, state, output)
     } catch (error) {
       return handler.onFailure(error, output)
     }
-    return pending?.catch((error: unknown) => handler.onFailure(error, output))
-  }
-  /** Handles one message; a promise only when the handler has to wait. */
-  const handle = (message: Buffer): Promise<void> | undefined => {
-    if (!reader.typed) return handleStartup(message)
-    const pending = respond(message)
-    const type = message[0]
-    // Round-trip ends (Query, Sync, Flush) are sent at once, as PostgreSQL does.
-    if (type !== Frontend.Query && type !== Frontend.Sync && type !== Frontend.Flush) return pending
-    if (!pending) {
-      flush()
-      return undefined
+    if (!pending) return
+    try {
+      await pending
+    } catch (error) {
+      await handler.onFailure(error, output)
     }
-    return pending.then(() => {
-      flush()
-    })
   }
 
   const pump = async (): Promise<void> => {
@@ -221,13 +222,34 @@ export function serveClient(
         if (shuttingDown) return fail(adminShutdown())
         const message = reader.next()
         if (!message) break
-        const pending = handle(message)
-        if (pending) await pending
+        if (!reader.typed) await handleStartup(message)
+        else {
+          // Most messages are handled at once: no promise unless the handler has to wait.
+          let pending: Promise<void> | undefined
+          try {
+            pending = handler.onMessage(message, state, output)
+          } catch (error) {
+            pending = undefined
+            await handler.onFailure(error, output)
+          }
+          if (pending) {
+            try {
+              await pending
+            } catch (error) {
+              await handler.onFailure(error, output)
+            }
+          }
+          // Round-trip ends (Query, Sync, Flush) are sent at once, as PostgreSQL does.
+          const type = message[0]
+          if (type === Frontend.Query || type === Frontend.Sync || type === Frontend.Flush) {
+            flushSoon()
+          }
+        }
         if (ended) return
       }
       if (shuttingDown) return fail(adminShutdown())
       handler.drained?.()
-      flush()
+      flushSoon()
       if (stream.isPaused()) stream.resume()
     } catch (error) {
       fail(error)

@@ -70,29 +70,43 @@ export class ClientStatements {
     onRefused: (error: ScrubbedError) => void,
     swallow = false,
   ): void {
-    const { name, prepare } = this.#upstream.acquire(prepared.statement?.sql ?? '', prepared.types)
-    prepared.upstreamName = name
+    prepared.upstreamName = this.prepareText(
+      prepared.statement?.sql ?? '',
+      prepared.types,
+      prepared.originalSql,
+      onRefused,
+      swallow,
+    )
+  }
+
+  /** `prepareUpstream` for SQL no client statement names; returns the upstream name. */
+  prepareText(
+    sql: string,
+    types: number[],
+    originalSql: string,
+    onRefused: (error: ScrubbedError) => void,
+    swallow: boolean,
+  ): string {
+    const { name, prepare } = this.#upstream.acquire(sql, types)
     if (!prepare) {
       if (!swallow) this.#relay.local(parseComplete())
-      return
+      return name
     }
-    this.#relay.send(
-      serialize.parse({ name, text: prepared.statement?.sql ?? '', types: prepared.types }),
-      {
-        terminals: '1',
-        swallow,
-        originalSql: prepared.originalSql,
-        onDone: (error) => {
-          if (!error) return
-          this.#upstream.forget(name)
-          this.#relay.forgetStatement(name)
-          onRefused(error)
-        },
+    this.#relay.send(serialize.parse({ name, text: sql, types }), {
+      terminals: '1',
+      swallow,
+      originalSql,
+      onDone: (error) => {
+        if (!error) return
+        this.#upstream.forget(name)
+        this.#relay.forgetStatement(name)
+        onRefused(error)
       },
-    )
+    })
     const inUse = (upstream: string) =>
       [...this.#byName.values()].some((p) => p.upstreamName === upstream)
     for (const evicted of this.#upstream.evict(inUse)) this.#closeUpstream(evicted)
+    return name
   }
 
   #closeUpstream(upstreamName: string): void {

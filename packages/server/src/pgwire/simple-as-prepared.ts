@@ -1,12 +1,14 @@
 import type { LiteralParameters, RewrittenStatement, ScrubbedError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
-import { type ClientStatements, NO_TYPES, type Prepared } from './client-statements.js'
+import { type ClientStatements, NO_TYPES } from './client-statements.js'
 import type { ConnectionContext } from './connection-context.js'
 
-const SYNC = serialize.sync()
-/** Describe and Execute of the unnamed portal: the same bytes every time. */
-const DESCRIBE_PORTAL = serialize.describe({ type: 'P', name: '' })
-const EXECUTE_PORTAL = serialize.execute({ portal: '', rows: 0 })
+/** Describe and Execute of the unnamed portal, and Sync: the same bytes every time. */
+const DESCRIBE_EXECUTE_SYNC = Buffer.concat([
+  serialize.describe({ type: 'P', name: '' }),
+  serialize.execute({ portal: '', rows: 0 }),
+  serialize.sync(),
+])
 
 /**
  * Sends a simple-protocol statement as Parse (when the upstream lacks it), Bind, Describe,
@@ -23,35 +25,21 @@ export function runAsPrepared(
   onError: (error: ScrubbedError) => void,
   onDone: (error: ScrubbedError | undefined) => void,
 ): void {
-  const prepared: Prepared = {
-    upstreamName: '',
-    originalSql: statement.originalSql,
-    statement: parameters ? { ...statement, sql: parameters.sql } : statement,
-    types: parameters ? (parameters.types as number[]) : NO_TYPES,
-    session: ctx.live.compiled,
-  }
-  statements.prepareUpstream(prepared, onError, true)
-  const { relay } = ctx
-  const originalSql = statement.originalSql
-  const failed = (error: ScrubbedError | undefined) => {
-    if (error) onError(error)
-  }
+  const name = statements.prepareText(
+    parameters ? parameters.sql : statement.sql,
+    parameters ? (parameters.types as number[]) : NO_TYPES,
+    statement.originalSql,
+    onError,
+    true,
+  )
   const values = parameters?.values as string[] | undefined
-  relay.send(serialize.bind({ statement: prepared.upstreamName, ...(values ? { values } : {}) }), {
-    terminals: '2',
-    swallow: true,
-    originalSql,
-    onDone: failed,
+  const bind = serialize.bind({ statement: name, ...(values ? { values } : {}) })
+  // One request for the four messages: the upstream answers them up to its ReadyForQuery, and
+  // an error in any of them skips the rest up to the Sync, so each ends where the Sync's does.
+  ctx.relay.send(Buffer.concat([bind, DESCRIBE_EXECUTE_SYNC]), {
+    terminals: 'Z',
+    hidden: '2Z',
+    originalSql: statement.originalSql,
+    onDone,
   })
-  relay.send(DESCRIBE_PORTAL, {
-    terminals: 'Tn',
-    originalSql,
-    onDone: failed,
-  })
-  relay.send(EXECUTE_PORTAL, {
-    terminals: 'CIs',
-    originalSql,
-    onDone: failed,
-  })
-  relay.send(SYNC, { terminals: 'Z', hideReady: true, originalSql, onDone })
 }

@@ -14,7 +14,7 @@ const Z = code('Z')
 /** Messages the backend may send at any time; they never end a pending request. */
 const ASYNC = new Set([code('N'), code('S'), code('A')])
 
-/** The codes of a `terminals` string, built once per distinct string (there are a handful). */
+/** The codes of a `terminals` or `hidden` string, built once per distinct string (a handful). */
 const terminalSets = new Map<string, ReadonlySet<number>>()
 function terminalCodes(terminals: string): ReadonlySet<number> {
   let codes = terminalSets.get(terminals)
@@ -33,8 +33,11 @@ export interface UpstreamRequest {
   swallow?: boolean
   /** Do not relay the answer's ErrorResponse either (`abortTransaction`). */
   silent?: boolean
-  /** Do not relay ReadyForQuery (statements of a split simple query). */
-  hideReady?: boolean
+  /**
+   * Codes of the answer not relayed: ReadyForQuery of a statement of a split simple query,
+   * BindComplete of a simple statement run as a prepared one.
+   */
+  hidden?: string
   /** The client's SQL, so an upstream error can be scrubbed against it. */
   originalSql?: string
   /** The statement's upstream name and the client's: errors quote the client's. */
@@ -47,7 +50,12 @@ export interface UpstreamRequest {
 
 type Pending =
   | { local: Buffer }
-  | { request: UpstreamRequest; terminals: ReadonlySet<number>; failed?: ScrubbedError }
+  | {
+      request: UpstreamRequest
+      terminals: ReadonlySet<number>
+      hidden: ReadonlySet<number> | undefined
+      failed?: ScrubbedError
+    }
 
 /**
  * Relays one client connection's requests to its upstream session in order. Proxy-made answers
@@ -86,7 +94,11 @@ export class UpstreamRelay {
   send(frames: Uint8Array, request: UpstreamRequest): void {
     this.#upstream.send(frames)
     if (request.terminals.includes('Z')) this.#skipToSync = false
-    this.#pending.push({ request, terminals: terminalCodes(request.terminals) })
+    this.#pending.push({
+      request,
+      terminals: terminalCodes(request.terminals),
+      hidden: request.hidden === undefined ? undefined : terminalCodes(request.hidden),
+    })
   }
 
   /** Whether upstream statements are shared by the pool's clients (transaction pooling). */
@@ -240,7 +252,7 @@ export class UpstreamRelay {
     }
     const terminal = head.terminals.has(frame.code)
     if (frame.code === N) emit(this.#scrub(frame, request.originalSql, 'N'))
-    else if (!request.swallow && !(frame.code === Z && request.hideReady)) emit(frame.bytes)
+    else if (!request.swallow && !head.hidden?.has(frame.code)) emit(frame.bytes)
     if (terminal) {
       this.#pending.shift()
       request.onDone?.(head.failed)

@@ -87,6 +87,9 @@ export class TransactionSession implements UpstreamSession {
   #hiddenReady = 0
   /** Statements this session prepared or closed ahead of the client's messages, in order. */
   #hiddenAcks: Array<string | null> = []
+  /** The statement name of the last Bind sent, and its bytes (#boundName). */
+  #lastBound = ''
+  #lastBoundBytes: Uint8Array = new Uint8Array(0)
 
   constructor(lender: BackendLender, parameters: ReadonlyMap<string, string>, timeoutMs: number) {
     this.#lender = lender
@@ -269,8 +272,8 @@ export class TransactionSession implements UpstreamSession {
         statements.add(name)
       }
     } else if (kind === BIND) {
-      const portal = cstringAt(message, 5)
-      const name = cstringAt(message, 5 + Buffer.byteLength(portal) + 1)
+      const portalEnd = message.indexOf(0, 5)
+      const name = this.#boundName(message, portalEnd < 0 ? message.length : portalEnd + 1)
       need(name)
       if (this.#settingStatements.has(name)) this.#settingsChanged = true
     } else if (kind === DESCRIBE && message[5] === STATEMENT) {
@@ -289,6 +292,24 @@ export class TransactionSession implements UpstreamSession {
     } else if (kind === SYNC) this.#readyDue++
     if (kind !== FLUSH) this.#endsAtReady = kind === QUERY || kind === SYNC
     return sent
+  }
+
+  /**
+   * The statement name a Bind carries at `at`. A client binds the same few statements over and
+   * over: the last name is reused while its bytes match (no new string to hash per Bind).
+   */
+  #boundName(message: Uint8Array, at: number): string {
+    const found = message.indexOf(0, at)
+    const end = found < 0 ? message.length : found
+    const last = this.#lastBoundBytes
+    if (end - at === last.length) {
+      let i = 0
+      while (i < last.length && message[at + i] === last[i]) i++
+      if (i === last.length) return this.#lastBound
+    }
+    this.#lastBoundBytes = message.slice(at, end)
+    this.#lastBound = cstringAt(message, at)
+    return this.#lastBound
   }
 
   /**
@@ -432,6 +453,7 @@ function dataRowTexts(bytes: Uint8Array): string[] {
 
 /** The NUL-terminated UTF-8 string at `at`. */
 function cstringAt(message: Uint8Array, at: number): string {
+  if (message[at] === 0) return ''
   const end = message.indexOf(0, at)
   return Buffer.from(
     message.buffer,
@@ -444,8 +466,18 @@ function cstringAt(message: Uint8Array, at: number): string {
 function isSettingSql(message: Uint8Array, at: number): boolean {
   let i = at
   while (message[i] === 32 || message[i] === 10 || message[i] === 9 || message[i] === 13) i++
-  const word = Buffer.from(message.buffer, message.byteOffset + i, Math.min(6, message.length - i))
-    .toString('latin1')
-    .toUpperCase()
-  return word.startsWith('SET ') || word.startsWith('RESET ')
+  return startsWithWord(message, i, SET) || startsWithWord(message, i, RESET)
+}
+
+const SET = [...'SET '].map(code)
+const RESET = [...'RESET '].map(code)
+
+/** Whether `word` (capitals and a space) is at `at`, in any case. */
+function startsWithWord(message: Uint8Array, at: number, word: readonly number[]): boolean {
+  for (let i = 0; i < word.length; i++) {
+    const c = message[at + i]
+    // ASCII lower case to upper (the space is compared as it is).
+    if (c === undefined || (c >= 97 && c <= 122 ? c - 32 : c) !== word[i]) return false
+  }
+  return true
 }
