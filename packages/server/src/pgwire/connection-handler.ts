@@ -363,13 +363,30 @@ export class ConnectionHandler implements MessageHandler {
     out: ClientOutput,
   ): Promise<void> {
     if (!ctx.relay.sharedStatements) return simpleQuery(ctx, extended, sql, out)
-    const started = performance.now()
-    const turn = ctx.relay.reserve()
-    if (!turn) return this.#runQuery(ctx, extended, sql, out)
-    return turn.then(
-      () => this.#runQuery(ctx, extended, sql, out),
-      (error: unknown) => this.#notRun(ctx, sql, error, started),
-    )
+    return this.#pooledQuery(ctx, extended, sql, out, ctx.relay.reserve())
+  }
+
+  /** A Query under transaction pooling, once `turn` (the wait for a session, if any) is over. */
+  async #pooledQuery(
+    ctx: ConnectionContext,
+    extended: ExtendedProtocol,
+    sql: string,
+    out: ClientOutput,
+    turn: Promise<unknown> | undefined,
+  ): Promise<void> {
+    if (turn) {
+      const started = performance.now()
+      try {
+        await turn
+      } catch (error) {
+        await this.#notRun(ctx, sql, error, started)
+      }
+    }
+    try {
+      await simpleQuery(ctx, extended, sql, out)
+    } finally {
+      ctx.relay.releaseIdle()
+    }
   }
 
   /**
@@ -393,19 +410,6 @@ export class ConnectionHandler implements MessageHandler {
     }
     for (const text of texts) ctx.audit.rejected(text, error, performance.now() - started)
     throw error
-  }
-
-  async #runQuery(
-    ctx: ConnectionContext,
-    extended: ExtendedProtocol,
-    sql: string,
-    out: ClientOutput,
-  ): Promise<void> {
-    try {
-      await simpleQuery(ctx, extended, sql, out)
-    } finally {
-      ctx.relay.releaseIdle()
-    }
   }
 
   async #terminate(out: ClientOutput): Promise<void> {

@@ -120,7 +120,7 @@ export class UpstreamRelay {
    * Takes an upstream session for the next statement now, before it is rewritten (transaction
    * pooling; undefined when nothing needs waiting for).
    */
-  reserve(): Promise<void> | undefined {
+  reserve(): Promise<unknown> | undefined {
     return this.#upstream.reserve?.()
   }
 

@@ -78,6 +78,11 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
 
   /** A backend for one transaction of a transaction-pooled client. */
   borrow(timeoutMs: number): Promise<PostgresSession> {
+    // Every backend busy (the common case under load): the wait itself, with no async step
+    // around it.
+    if (!this.#closed && this.#idle.length === 0 && this.#size >= this.#config.poolSize) {
+      return this.#wait(timeoutMs, false)
+    }
     return this.#take(timeoutMs, false)
   }
 
@@ -124,6 +129,11 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
       this.#size--
     }
     if (this.#size < this.#config.poolSize) return this.#open()
+    return this.#wait(timeoutMs, verify)
+  }
+
+  /** Waits for the next backend given back, or fails at the deadline. */
+  #wait(timeoutMs: number, verify: boolean): Promise<PostgresSession> {
     return new Promise<PostgresSession>((resolve, reject) => {
       this.#waiters.push({ resolve, reject, deadline: Date.now() + timeoutMs, timeoutMs, verify })
       this.#armWaiterTimer()

@@ -114,10 +114,10 @@ export class TransactionSession implements UpstreamSession {
     return this.#readBound()
   }
 
-  reserve(): Promise<void> | undefined {
+  reserve(): Promise<unknown> | undefined {
     if (this.#bound || this.#closed) return undefined
     const idle = this.#lendIdle()
-    return idle ? undefined : this.#borrow().then(() => {})
+    return idle ? undefined : this.#borrow()
   }
 
   releaseIdle(): void {

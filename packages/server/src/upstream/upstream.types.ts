@@ -37,7 +37,7 @@ export interface UpstreamSession {
    * Transaction pooling: takes an upstream session for the next statement before it is
    * rewritten, so a client that waits for one holds only its message (undefined: taken at once).
    */
-  reserve?(): Promise<void> | undefined
+  reserve?(): Promise<unknown> | undefined
   /** Transaction pooling: gives back a session taken by `reserve` that no transaction used. */
   releaseIdle?(): void
   /**
