@@ -3,9 +3,23 @@ import { WireWriter } from '../wire/wire-writer.js'
 /** Transaction status byte of ReadyForQuery: idle, in a transaction block, or in a failed one. */
 export type TransactionStatus = 'I' | 'T' | 'E'
 
+/**
+ * Messages without fields are built once: writing never changes a buffer, and the few of them
+ * are sent with nearly every answer.
+ */
+const READY: Record<TransactionStatus, Buffer> = {
+  I: new WireWriter(1).string('I').message('Z'),
+  T: new WireWriter(1).string('T').message('Z'),
+  E: new WireWriter(1).string('E').message('Z'),
+}
+const EMPTY_QUERY_RESPONSE = new WireWriter(0).message('I')
+const PARSE_COMPLETE = new WireWriter(0).message('1')
+const CLOSE_COMPLETE = new WireWriter(0).message('3')
+
 /** ReadyForQuery ('Z'). */
 export function readyForQuery(status: TransactionStatus): Buffer {
-  return new WireWriter(1).string(status).message('Z')
+  // The status comes from the upstream's own ReadyForQuery: only I, T and E are expected.
+  return READY[status] ?? new WireWriter(1).string(status).message('Z')
 }
 
 /** ParameterStatus ('S'). */
@@ -25,17 +39,17 @@ export function commandComplete(tag: string): Buffer {
 
 /** EmptyQueryResponse ('I'). */
 export function emptyQueryResponse(): Buffer {
-  return new WireWriter(0).message('I')
+  return EMPTY_QUERY_RESPONSE
 }
 
 /** ParseComplete ('1'). */
 export function parseComplete(): Buffer {
-  return new WireWriter(0).message('1')
+  return PARSE_COMPLETE
 }
 
 /** CloseComplete ('3'). */
 export function closeComplete(): Buffer {
-  return new WireWriter(0).message('3')
+  return CLOSE_COMPLETE
 }
 
 /** AuthenticationOk. */

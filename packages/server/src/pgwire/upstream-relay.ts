@@ -48,14 +48,37 @@ export interface UpstreamRequest {
   onDone?: (error: ScrubbedError | undefined) => void
 }
 
-type Pending =
-  | { local: Buffer }
-  | {
-      request: UpstreamRequest
-      terminals: ReadonlySet<number>
-      hidden: ReadonlySet<number> | undefined
-      failed?: ScrubbedError
-    }
+const NO_CODES: ReadonlySet<number> = new Set()
+
+/**
+ * An answer due: an upstream request's, or a proxy-made one (`local`). Every entry has the same
+ * fields, so the per-frame code reads them from one object shape, whatever the request set.
+ */
+class Pending {
+  readonly local: Buffer | undefined
+  readonly terminals: ReadonlySet<number>
+  readonly hidden: ReadonlySet<number> | undefined
+  readonly swallow: boolean
+  readonly silent: boolean
+  readonly originalSql: string | undefined
+  readonly statementName: UpstreamRequest['statementName']
+  readonly onFrame: UpstreamRequest['onFrame']
+  readonly onDone: UpstreamRequest['onDone']
+  /** The error that failed this request; reported when its answer ends at the Sync. */
+  failed: ScrubbedError | undefined = undefined
+
+  constructor(local: Buffer | undefined, request: UpstreamRequest | undefined) {
+    this.local = local
+    this.terminals = request ? terminalCodes(request.terminals) : NO_CODES
+    this.hidden = request?.hidden === undefined ? undefined : terminalCodes(request.hidden)
+    this.swallow = request?.swallow === true
+    this.silent = request?.silent === true
+    this.originalSql = request?.originalSql
+    this.statementName = request?.statementName
+    this.onFrame = request?.onFrame
+    this.onDone = request?.onDone
+  }
+}
 
 /**
  * Relays one client connection's requests to its upstream session in order. Proxy-made answers
@@ -94,11 +117,7 @@ export class UpstreamRelay {
   send(frames: Uint8Array, request: UpstreamRequest): void {
     this.#upstream.send(frames)
     if (request.terminals.includes('Z')) this.#skipToSync = false
-    this.#pending.push({
-      request,
-      terminals: terminalCodes(request.terminals),
-      hidden: request.hidden === undefined ? undefined : terminalCodes(request.hidden),
-    })
+    this.#pending.push(new Pending(undefined, request))
   }
 
   /** Whether upstream statements are shared by the pool's clients (transaction pooling). */
@@ -158,12 +177,12 @@ export class UpstreamRelay {
   abandon(reason: string): void {
     const pending = this.#pending.splice(0)
     const error: ScrubbedError = { severity: 'ERROR', code: '08006', message: reason }
-    for (const p of pending) if ('request' in p) p.request.onDone?.(error)
+    for (const p of pending) if (p.local === undefined) p.onDone?.(error)
   }
 
   /** Queues a proxy-made answer behind the upstream answers already due. */
   local(bytes: Buffer): void {
-    this.#pending.push({ local: bytes })
+    this.#pending.push(new Pending(bytes, undefined))
   }
 
   /**
@@ -178,7 +197,7 @@ export class UpstreamRelay {
     }
     while (this.#pending.length > 0) {
       const head = this.#pending[0] as Pending
-      if ('local' in head) {
+      if (head.local !== undefined) {
         emit(head.local)
         this.#pending.shift()
         continue
@@ -206,18 +225,18 @@ export class UpstreamRelay {
 
   #handle(frame: BackendFrame, emit: (bytes: Uint8Array) => void): void {
     // Emit proxy-made answers that became due.
-    while (this.#pending[0] && 'local' in this.#pending[0]) {
-      emit(this.#pending[0].local)
+    let head = this.#pending[0]
+    while (head?.local !== undefined) {
+      emit(head.local)
       this.#pending.shift()
+      head = this.#pending[0]
     }
-    const head = this.#pending[0]
-    if (!head || 'local' in head) {
+    if (!head) {
       if (frame.code === N) emit(this.#scrub(frame, undefined, 'N'))
       else if (ASYNC.has(frame.code)) emit(frame.bytes)
       return
     }
-    const { request } = head
-    request.onFrame?.(frame)
+    head.onFrame?.(frame)
     if (frame.code === E) {
       const fields = decodeErrorFields(frame.bytes)
       if (fields.severity === 'FATAL' || fields.severity === 'PANIC') {
@@ -225,37 +244,37 @@ export class UpstreamRelay {
         this.abandon('upstream connection lost')
         throw WireError.fatal(WireSqlState.ConnectionFailure, 'upstream connection lost')
       }
-      const scrubbed = clientNames(this.#scrubFields(frame, request.originalSql), request)
-      if (!request.silent) emit(errorResponse(scrubbed))
+      const scrubbed = clientNames(this.#scrubFields(frame, head.originalSql), head.statementName)
+      if (!head.silent) emit(errorResponse(scrubbed))
       // The upstream skips everything up to the next Sync: so do the answers we wait for.
-      const syncAt = this.#pending.findIndex((p) => 'request' in p && p.terminals.has(Z))
+      const syncAt = this.#pending.findIndex((p) => p.terminals.has(Z))
       if (syncAt === 0) {
         head.failed = scrubbed
         return
       }
-      request.onDone?.(scrubbed)
+      head.onDone?.(scrubbed)
       if (syncAt < 0) this.#skipToSync = true
       const dropped = this.#pending.splice(0, syncAt < 0 ? this.#pending.length : syncAt)
-      for (const p of dropped.slice(1)) if ('request' in p) p.request.onDone?.(skipped)
+      for (const p of dropped.slice(1)) p.onDone?.(skipped)
       return
     }
     if (frame.code === Z) {
       this.#status = String.fromCharCode(frame.bytes[5] ?? 73) as TransactionStatus
       if (!head.terminals.has(Z)) {
         // Only a Sync is answered with ReadyForQuery: whatever was due before it never comes.
-        const syncAt = this.#pending.findIndex((p) => 'request' in p && p.terminals.has(Z))
+        const syncAt = this.#pending.findIndex((p) => p.terminals.has(Z))
         const dropped = this.#pending.splice(0, syncAt < 0 ? this.#pending.length : syncAt)
-        for (const p of dropped) if ('request' in p) p.request.onDone?.(skipped)
+        for (const p of dropped) p.onDone?.(skipped)
         this.#handle(frame, emit)
         return
       }
     }
     const terminal = head.terminals.has(frame.code)
-    if (frame.code === N) emit(this.#scrub(frame, request.originalSql, 'N'))
-    else if (!request.swallow && !head.hidden?.has(frame.code)) emit(frame.bytes)
+    if (frame.code === N) emit(this.#scrub(frame, head.originalSql, 'N'))
+    else if (!head.swallow && !head.hidden?.has(frame.code)) emit(frame.bytes)
     if (terminal) {
       this.#pending.shift()
-      request.onDone?.(head.failed)
+      head.onDone?.(head.failed)
     }
   }
 
@@ -272,8 +291,7 @@ export class UpstreamRelay {
 }
 
 /** An upstream error quoting the statement's upstream name quotes the client's instead. */
-function clientNames(error: ScrubbedError, request: UpstreamRequest): ScrubbedError {
-  const names = request.statementName
+function clientNames(error: ScrubbedError, names: UpstreamRequest['statementName']): ScrubbedError {
   if (!names) return error
   const rename = (text: string) => text.split(`"${names.upstream}"`).join(`"${names.client}"`)
   return {
