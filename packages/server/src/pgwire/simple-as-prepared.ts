@@ -32,14 +32,44 @@ export function runAsPrepared(
     onError,
     true,
   )
-  const values = parameters?.values as string[] | undefined
-  const bind = serialize.bind({ statement: name, ...(values ? { values } : {}) })
   // One request for the four messages: the upstream answers them up to its ReadyForQuery, and
   // an error in any of them skips the rest up to the Sync, so each ends where the Sync's does.
-  ctx.relay.send(Buffer.concat([bind, DESCRIBE_EXECUTE_SYNC]), {
+  ctx.relay.send(bindDescribeExecuteSync(name, parameters?.values ?? NO_VALUES), {
     terminals: 'Z',
     hidden: '2Z',
     originalSql: statement.originalSql,
     onDone,
   })
+}
+
+const NO_VALUES: readonly string[] = []
+
+/**
+ * Bind of the unnamed portal to statement `name` with text parameters and text results, then
+ * Describe, Execute and Sync: one buffer, written field by field (once per statement run).
+ * @see https://www.postgresql.org/docs/current/protocol-message-formats.html#PROTOCOL-MESSAGE-FORMATS-BIND
+ */
+function bindDescribeExecuteSync(name: string, values: readonly (string | null)[]): Buffer {
+  // Code, length, portal '', name, no format codes (all text), the count, no result formats.
+  let length = 4 + 1 + Buffer.byteLength(name) + 1 + 2 + 2 + 2
+  for (const value of values) length += 4 + (value === null ? 0 : Buffer.byteLength(value))
+  const out = Buffer.allocUnsafe(1 + length + DESCRIBE_EXECUTE_SYNC.length)
+  out[0] = 0x42 // 'B'
+  out.writeInt32BE(length, 1)
+  out[5] = 0
+  let at = 6 + out.write(name, 6, 'utf8')
+  out[at++] = 0
+  at = out.writeInt16BE(0, at)
+  at = out.writeInt16BE(values.length, at)
+  for (const value of values) {
+    if (value === null) at = out.writeInt32BE(-1, at)
+    else {
+      const written = out.write(value, at + 4, 'utf8')
+      out.writeInt32BE(written, at)
+      at += 4 + written
+    }
+  }
+  at = out.writeInt16BE(0, at)
+  DESCRIBE_EXECUTE_SYNC.copy(out, at)
+  return out
 }

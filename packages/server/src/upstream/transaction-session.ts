@@ -233,65 +233,84 @@ export class TransactionSession implements UpstreamSession {
       this.#hiddenAcks.push(name)
       statements.add(name)
     }
-    const messages: Uint8Array[] = []
+    // The client's chunks go as they are, cut only around a message sent in another form.
+    const parts: Uint8Array[] = []
     const outgoing = this.#outgoing
     this.#outgoing = []
     for (const frames of outgoing) {
       // Each chunk holds whole frontend messages.
       let at = 0
+      let from = 0
       while (at + 5 <= frames.length) {
         const length =
           ((frames[at + 1] ?? 0) << 24) |
           ((frames[at + 2] ?? 0) << 16) |
           ((frames[at + 3] ?? 0) << 8) |
           (frames[at + 4] ?? 0)
-        const message = frames.subarray(at, at + 1 + length)
-        messages.push(this.#track(message, statements, need))
-        at += 1 + length
+        const end = at + 1 + length
+        const instead = this.#track(frames, at, end, statements, need)
+        if (instead) {
+          if (at > from) parts.push(frames.subarray(from, at))
+          parts.push(instead)
+          from = end
+        }
+        at = end
       }
+      if (from === 0) parts.push(frames)
+      else if (from < frames.length) parts.push(frames.subarray(from))
     }
     // Answers come in this order: the settings replay, evictions, prepares, the client's.
     const closes = statements.size > MAX_STATEMENTS_PER_BACKEND ? this.#evict(statements) : []
     const ahead = [...(replay ? [replay] : []), ...closes, ...prepares]
-    backend.send(Buffer.concat(ahead.length === 0 ? messages : [...ahead, ...messages]))
+    const all = ahead.length === 0 ? parts : [...ahead, ...parts]
+    backend.send(all.length === 1 ? (all[0] as Uint8Array) : Buffer.concat(all))
   }
 
-  /** Notes what a client message creates, needs or ends; returns the message to send instead. */
-  #track(message: Uint8Array, statements: Set<string>, need: (name: string) => void): Uint8Array {
-    const kind = message[0]
-    let sent = message
+  /**
+   * Notes what the client message at `at` of `frames` (ending at `end`) creates, needs or ends;
+   * returns the message to send instead of it, if any.
+   */
+  #track(
+    frames: Uint8Array,
+    at: number,
+    end: number,
+    statements: Set<string>,
+    need: (name: string) => void,
+  ): Uint8Array | undefined {
+    const kind = frames[at]
+    let instead: Uint8Array | undefined
     if (kind === PARSE) {
-      const name = cstringAt(message, 5)
+      const name = cstringAt(frames, at + 5)
       if (name !== '') {
-        this.#definitions.set(name, message)
-        if (isSettingSql(message, 5 + Buffer.byteLength(name) + 1)) {
+        this.#definitions.set(name, frames.subarray(at, end))
+        if (isSettingSql(frames, at + 5 + Buffer.byteLength(name) + 1)) {
           this.#settingStatements.add(name)
         }
         // Another client prepared the same statement here already: only acknowledge it.
-        if (statements.delete(name)) sent = EMPTY_PARSE
+        if (statements.delete(name)) instead = EMPTY_PARSE
         statements.add(name)
       }
     } else if (kind === BIND) {
-      const portalEnd = message.indexOf(0, 5)
-      const name = this.#boundName(message, portalEnd < 0 ? message.length : portalEnd + 1)
+      const portalEnd = frames.indexOf(0, at + 5)
+      const name = this.#boundName(frames, portalEnd < 0 ? end : portalEnd + 1)
       need(name)
       if (this.#settingStatements.has(name)) this.#settingsChanged = true
-    } else if (kind === DESCRIBE && message[5] === STATEMENT) {
-      need(cstringAt(message, 6))
-    } else if (kind === CLOSE && message[5] === STATEMENT) {
-      const name = cstringAt(message, 6)
+    } else if (kind === DESCRIBE && frames[at + 5] === STATEMENT) {
+      need(cstringAt(frames, at + 6))
+    } else if (kind === CLOSE && frames[at + 5] === STATEMENT) {
+      const name = cstringAt(frames, at + 6)
       if (name !== '') {
         // Shared with other clients on the backend: it stays until evicted.
         this.#definitions.delete(name)
         this.#settingStatements.delete(name)
-        sent = CLOSE_UNNAMED
+        instead = CLOSE_UNNAMED
       }
     } else if (kind === QUERY) {
       this.#readyDue++
-      if (isSettingSql(message, 5)) this.#settingsChanged = true
+      if (isSettingSql(frames, at + 5)) this.#settingsChanged = true
     } else if (kind === SYNC) this.#readyDue++
     if (kind !== FLUSH) this.#endsAtReady = kind === QUERY || kind === SYNC
-    return sent
+    return instead
   }
 
   /**
