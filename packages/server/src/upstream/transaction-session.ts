@@ -326,7 +326,8 @@ export class TransactionSession implements UpstreamSession {
       while (i < last.length && message[at + i] === last[i]) i++
       if (i === last.length) return this.#lastBound
     }
-    this.#lastBoundBytes = message.slice(at, end)
+    // A copy: a view would keep the client's whole chunk alive.
+    this.#lastBoundBytes = Uint8Array.prototype.slice.call(message, at, end)
     this.#lastBound = cstringAt(message, at)
     return this.#lastBound
   }
