@@ -80,9 +80,10 @@ const MAX_UNREAD = 1024 * 1024
 /**
  * Drives one client connection: frames messages, negotiates TLS, runs each message through the
  * handler strictly in order and writes the output. Output of consecutive messages is batched
- * into one write and sent when a message completes a round trip (Query, Sync, Flush), when it
- * grows past 64 KiB, or when no complete message is left to handle, as a PostgreSQL backend
- * flushes; large results are written with backpressure, so a slow client holds one chunk.
+ * into one write and sent when a message completes a round trip (Query, Sync, Flush) or when no
+ * complete message is left to handle, as a PostgreSQL backend flushes, at the end of the
+ * event-loop turn (turn-end.ts); at once when it grows past 64 KiB: large results are written
+ * with backpressure, so a slow client holds one chunk.
  */
 export function serveClient(
   socket: Socket,
@@ -98,6 +99,7 @@ export function serveClient(
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
   let out: Buffer[] = []
   let outSize = 0
+  /** Sends the output at the end of this turn (turn-end.ts): once, however many round trips end. */
   let flushDueQueued = false
   const dueFlush = () => {
     flushDueQueued = false
@@ -199,15 +201,20 @@ export function serveClient(
     }
     await respond(message)
   }
-  /** Runs the handler on a message; its failure reply when it throws or rejects. */
-  const respond = async (message: Buffer): Promise<void> => {
+  /**
+   * Runs the handler on a message; its failure reply when it throws or rejects. A promise only
+   * when the handler has to wait: most extended-protocol messages are handled at once.
+   */
+  const respond = (message: Buffer): Promise<void> | undefined => {
     let pending: Promise<void> | undefined
     try {
       pending = handler.onMessage(message, state, output)
     } catch (error) {
       return handler.onFailure(error, output)
     }
-    if (!pending) return
+    return pending && settle(pending)
+  }
+  const settle = async (pending: Promise<void>): Promise<void> => {
     try {
       await pending
     } catch (error) {
@@ -224,22 +231,9 @@ export function serveClient(
         if (!message) break
         if (!reader.typed) await handleStartup(message)
         else {
-          // Most messages are handled at once: no promise unless the handler has to wait.
-          let pending: Promise<void> | undefined
-          try {
-            pending = handler.onMessage(message, state, output)
-          } catch (error) {
-            pending = undefined
-            await handler.onFailure(error, output)
-          }
-          if (pending) {
-            try {
-              await pending
-            } catch (error) {
-              await handler.onFailure(error, output)
-            }
-          }
-          // Round-trip ends (Query, Sync, Flush) are sent at once, as PostgreSQL does.
+          const pending = respond(message)
+          if (pending) await pending
+          // Round-trip ends (Query, Sync, Flush) are sent, as PostgreSQL does: at this turn's end.
           const type = message[0]
           if (type === Frontend.Query || type === Frontend.Sync || type === Frontend.Flush) {
             flushSoon()
