@@ -16,10 +16,18 @@ export async function refuseQuery(
   error: unknown,
   out: ClientOutput,
 ): Promise<void> {
+  await answerRefusal(ctx, error, out)
+  out.write(readyForQuery(ctx.relay.status))
+}
+
+/**
+ * The error of a statement refused before it ran, after the answers still due; an open
+ * transaction block fails with it.
+ */
+async function answerRefusal(ctx: ConnectionContext, error: unknown, out: ClientOutput) {
   ctx.relay.abortTransaction(true)
   await ctx.relay.drainTo(out)
   out.write(errorResponse(toWireFields(error)))
-  out.write(readyForQuery(ctx.relay.status))
 }
 
 /**
@@ -69,9 +77,7 @@ export async function simpleQuery(
       const staleCursor = ctx.cursors.check(statement, ctx.live)
       if (staleCursor) {
         audit.rejected(statement.originalSql, staleCursor, performance.now() - started)
-        relay.abortTransaction(true)
-        await relay.drainTo(out)
-        out.write(errorResponse(toWireFields(staleCursor)))
+        await answerRefusal(ctx, staleCursor, out)
         failed = true
         continue
       }
@@ -81,9 +87,7 @@ export async function simpleQuery(
         } catch (error) {
           if (error instanceof WireError && error.fatal) throw error
           audit.rejected(statement.originalSql, error, performance.now() - started)
-          relay.abortTransaction(true)
-          await relay.drainTo(out)
-          out.write(errorResponse(toWireFields(error)))
+          await answerRefusal(ctx, error, out)
           failed = true
           continue
         }

@@ -280,7 +280,7 @@ export class TransactionSession implements UpstreamSession {
     const kind = frames[at]
     let instead: Uint8Array | undefined
     if (kind === PARSE) {
-      const name = cstringAt(frames, at + 5)
+      const name = cstringAt(frames, at + 5, end)
       if (name !== '') {
         this.#definitions.set(name, frames.subarray(at, end))
         if (isSettingSql(frames, at + 5 + Buffer.byteLength(name) + 1)) {
@@ -292,13 +292,17 @@ export class TransactionSession implements UpstreamSession {
       }
     } else if (kind === BIND) {
       const portalEnd = frames.indexOf(0, at + 5)
-      const name = this.#boundName(frames, portalEnd < 0 ? end : portalEnd + 1)
+      const name = this.#boundName(
+        frames,
+        portalEnd < 0 || portalEnd >= end ? end : portalEnd + 1,
+        end,
+      )
       need(name)
       if (this.#settingStatements.has(name)) this.#settingsChanged = true
     } else if (kind === DESCRIBE && frames[at + 5] === STATEMENT) {
-      need(cstringAt(frames, at + 6))
+      need(cstringAt(frames, at + 6, end))
     } else if (kind === CLOSE && frames[at + 5] === STATEMENT) {
-      const name = cstringAt(frames, at + 6)
+      const name = cstringAt(frames, at + 6, end)
       if (name !== '') {
         // Shared with other clients on the backend: it stays until evicted.
         this.#definitions.delete(name)
@@ -317,9 +321,9 @@ export class TransactionSession implements UpstreamSession {
    * The statement name a Bind carries at `at`. A client binds the same few statements over and
    * over: the last name is reused while its bytes match (no new string to hash per Bind).
    */
-  #boundName(message: Uint8Array, at: number): string {
+  #boundName(message: Uint8Array, at: number, limit: number): string {
     const found = message.indexOf(0, at)
-    const end = found < 0 ? message.length : found
+    const end = found < 0 || found > limit ? limit : found
     const last = this.#lastBoundBytes
     if (end - at === last.length) {
       let i = 0
@@ -328,7 +332,7 @@ export class TransactionSession implements UpstreamSession {
     }
     // A copy: a view would keep the client's whole chunk alive.
     this.#lastBoundBytes = Uint8Array.prototype.slice.call(message, at, end)
-    this.#lastBound = cstringAt(message, at)
+    this.#lastBound = cstringAt(message, at, end)
     return this.#lastBound
   }
 
@@ -471,15 +475,12 @@ function dataRowTexts(bytes: Uint8Array): string[] {
   return texts
 }
 
-/** The NUL-terminated UTF-8 string at `at`. */
-function cstringAt(message: Uint8Array, at: number): string {
-  if (message[at] === 0) return ''
-  const end = message.indexOf(0, at)
-  return Buffer.from(
-    message.buffer,
-    message.byteOffset + at,
-    (end < 0 ? message.length : end) - at,
-  ).toString('utf8')
+/** The NUL-terminated UTF-8 string at `at`, read no further than `limit` (the message's end). */
+function cstringAt(message: Uint8Array, at: number, limit = message.length): string {
+  if (at >= limit || message[at] === 0) return ''
+  const found = message.indexOf(0, at)
+  const end = found < 0 || found > limit ? limit : found
+  return Buffer.from(message.buffer, message.byteOffset + at, end - at).toString('utf8')
 }
 
 /** Whether the SQL text at `at` is a SET or RESET (the proxy writes them in capitals). */
