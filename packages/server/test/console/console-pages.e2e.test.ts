@@ -64,8 +64,12 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
       .focus()
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { name: 'Roles', exact: true }).waitFor()
-    await expect(page.evaluate('document.activeElement?.textContent')).resolves.toBe('Roles')
-    await expect(page.evaluate('document.activeElement?.tagName')).resolves.toBe('H1')
+    // The console moves focus to the page's heading just after it renders: wait for that.
+    await expect
+      .poll(() =>
+        page.evaluate('[document.activeElement?.tagName, document.activeElement?.textContent]'),
+      )
+      .toEqual(['H1', 'Roles'])
   })
 
   it('shows loading while a list is on its way, then the empty state', async () => {
