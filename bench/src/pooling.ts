@@ -39,6 +39,15 @@ function mean(runs: readonly PgbenchResult[]): PgbenchResult {
     note: '',
   }
 }
+/**
+ * The lowest and highest ratio of one round's runs (run back to back): how far a single pair of
+ * runs strays from the cell's mean on this machine.
+ */
+function roundRange(proxy: readonly PgbenchResult[], bouncer: readonly PgbenchResult[]): string {
+  const ratios = proxy.map((p, i) => p.tps / (bouncer[i]?.tps ?? Number.NaN))
+  if (ratios.length < 2) return ''
+  return `(${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})`
+}
 const EMPTY: PgbenchResult = {
   tps: Number.NaN,
   failed: 0,
@@ -160,7 +169,10 @@ export async function run(): Promise<void> {
             const proxyCell = proxyRun.ok
               ? `${fmt(proxyRun.tps, 0)} (${proxyRun.failed} failed)`
               : `failed: ${proxyRun.note}`
-            const ratio = bouncerRun.ok && proxyRun.ok ? fmt(proxyRun.tps / bouncerRun.tps, 2) : '-'
+            const ratio =
+              bouncerRun.ok && proxyRun.ok
+                ? `${fmt(proxyRun.tps / bouncerRun.tps, 2)} ${roundRange(viaProxy, viaBouncer)}`
+                : '-'
             rows.push([
               String(clients),
               String(size),
@@ -191,7 +203,7 @@ export async function run(): Promise<void> {
       'pgbench -M',
       'pgbouncer 1.18, transaction mode',
       'Palisade, pool_mode transaction',
-      'Palisade / pgbouncer',
+      'Palisade / pgbouncer (lowest–highest round)',
       'Palisade CPU µs per transaction',
       'Palisade RSS',
     ],
