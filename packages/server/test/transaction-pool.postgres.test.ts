@@ -351,4 +351,36 @@ describe.skipIf(!url)('transaction pooling: one upstream session, waiting client
     expect(await served(patient)).toEqual([{ n: 2 }])
     expect(await served(holder)).toEqual([{ n: 4 }])
   })
+
+  it('runs nothing for clients that left while they waited, and serves the one behind them', async () => {
+    const holder = await h.connect('carol')
+    // (The test client checks its connection with a query: connected before the session is held.)
+    const leavers = await Promise.all(
+      [1, 2, 3].map(() => WireClient.connect(h.plane.port, 'alice')),
+    )
+    const next = await h.connect('alice')
+    await holder.query('BEGIN')
+    await holder.query('SELECT 1')
+    // Three clients queue a statement each and leave before a session is free.
+    for (const [i, leaver] of leavers.entries()) {
+      leaver.send(serialize.query(`SELECT ${i} AS left_while_waiting, count(*) FROM orders`))
+    }
+    await new Promise((r) => setTimeout(r, 100))
+    for (const leaver of leavers) leaver.close()
+    const answer = next.query('SELECT count(*)::int AS n FROM orders')
+    await new Promise((r) => setTimeout(r, 100))
+    await holder.query('COMMIT')
+    // Served at once, well inside its own 400 ms wait: the places of the clients gone were skipped.
+    expect((await answer).rows).toEqual([{ n: 2 }])
+    expect(await served(holder)).toEqual([{ n: 4 }])
+    expect(await upstreamSessions(h)).toBe(1)
+    // Each statement has its audit row, and none ran.
+    const rows = (await h.auditRows()).filter((r) =>
+      r.original_query.includes('left_while_waiting'),
+    )
+    expect(rows).toHaveLength(3)
+    expect(rows.map((r) => [r.status, r.error_message])).toEqual(
+      Array(3).fill(['error', 'the client disconnected']),
+    )
+  })
 })
