@@ -361,26 +361,39 @@ describe.skipIf(!url)('transaction pooling: one upstream session, waiting client
     const next = await h.connect('alice')
     await holder.query('BEGIN')
     await holder.query('SELECT 1')
-    // Three clients queue a statement each and leave before a session is free.
+    // Three clients queue a statement each (two as a Query, one in the extended protocol) and
+    // leave before a session is free.
     for (const [i, leaver] of leavers.entries()) {
-      leaver.send(serialize.query(`SELECT ${i} AS left_while_waiting, count(*) FROM orders`))
+      const text = `SELECT ${i} AS left_while_waiting, count(*) FROM orders`
+      leaver.send(
+        i < 2
+          ? serialize.query(text)
+          : Buffer.concat([
+              serialize.parse({ text }),
+              serialize.bind(),
+              serialize.execute(),
+              serialize.sync(),
+            ]),
+      )
     }
-    await new Promise((r) => setTimeout(r, 100))
+    await new Promise((r) => setTimeout(r, 50))
     for (const leaver of leavers) leaver.close()
     const answer = next.query('SELECT count(*)::int AS n FROM orders')
-    await new Promise((r) => setTimeout(r, 100))
+    await new Promise((r) => setTimeout(r, 50))
     await holder.query('COMMIT')
     // Served at once, well inside its own 400 ms wait: the places of the clients gone were skipped.
     expect((await answer).rows).toEqual([{ n: 2 }])
     expect(await served(holder)).toEqual([{ n: 4 }])
     expect(await upstreamSessions(h)).toBe(1)
-    // Each statement has its audit row, and none ran.
+    // Each statement has its audit row, and none ran (on a loaded machine a client's own wait may
+    // end first: its row then says so instead).
     const rows = (await h.auditRows()).filter((r) =>
       r.original_query.includes('left_while_waiting'),
     )
     expect(rows).toHaveLength(3)
-    expect(rows.map((r) => [r.status, r.error_message])).toEqual(
-      Array(3).fill(['error', 'the client disconnected']),
-    )
+    for (const row of rows) {
+      expect(row.status).toBe('error')
+      expect(row.error_message).toMatch(/the client disconnected|became free within/)
+    }
   })
 })
