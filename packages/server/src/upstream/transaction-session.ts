@@ -291,12 +291,8 @@ export class TransactionSession implements UpstreamSession {
         statements.add(name)
       }
     } else if (kind === BIND) {
-      const portalEnd = frames.indexOf(0, at + 5)
-      const name = this.#boundName(
-        frames,
-        portalEnd < 0 || portalEnd >= end ? end : portalEnd + 1,
-        end,
-      )
+      const portalEnd = cstringEnd(frames, at + 5, end)
+      const name = this.#boundName(frames, portalEnd < end ? portalEnd + 1 : end, end)
       need(name)
       if (this.#settingStatements.has(name)) this.#settingsChanged = true
     } else if (kind === DESCRIBE && frames[at + 5] === STATEMENT) {
@@ -322,8 +318,7 @@ export class TransactionSession implements UpstreamSession {
    * over: the last name is reused while its bytes match (no new string to hash per Bind).
    */
   #boundName(message: Uint8Array, at: number, limit: number): string {
-    const found = message.indexOf(0, at)
-    const end = found < 0 || found > limit ? limit : found
+    const end = cstringEnd(message, at, limit)
     const last = this.#lastBoundBytes
     if (end - at === last.length) {
       let i = 0
@@ -475,11 +470,16 @@ function dataRowTexts(bytes: Uint8Array): string[] {
   return texts
 }
 
+/** Where the NUL-terminated string at `at` ends: its NUL, or `limit` (the message's end). */
+function cstringEnd(message: Uint8Array, at: number, limit: number): number {
+  const found = message.indexOf(0, at)
+  return found < 0 || found > limit ? limit : found
+}
+
 /** The NUL-terminated UTF-8 string at `at`, read no further than `limit` (the message's end). */
 function cstringAt(message: Uint8Array, at: number, limit = message.length): string {
   if (at >= limit || message[at] === 0) return ''
-  const found = message.indexOf(0, at)
-  const end = found < 0 || found > limit ? limit : found
+  const end = cstringEnd(message, at, limit)
   return Buffer.from(message.buffer, message.byteOffset + at, end - at).toString('utf8')
 }
 
