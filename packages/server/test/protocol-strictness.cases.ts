@@ -51,6 +51,12 @@ const cases: Case[] = [
     error: { code: '22021', message: 'invalid byte sequence for encoding "UTF8": 0xe9 0x27 0x20' },
   },
   {
+    // Past the length the reader checks for ASCII itself: the native UTF-8 check decides.
+    name: 'a long Query that is not UTF-8',
+    send: [frame('Q', `SELECT '${'x'.repeat(400)}caf\xe9' AS v\0`)],
+    error: { code: '22021', message: 'invalid byte sequence for encoding "UTF8": 0xe9 0x27 0x20' },
+  },
+  {
     name: 'a Query with an overlong encoding',
     send: [frame('Q', 'SELECT ', [0xc0, 0xaf], '\0')],
     error: { code: '22021', message: 'invalid byte sequence for encoding "UTF8": 0xc0 0xaf' },
@@ -105,6 +111,28 @@ const cases: Case[] = [
     send: [
       PARSE_ONE,
       frame('B', '\0\0', int16(0), int16(1), int32(3), [0x61, 0xfe, 0x62], int16(0)),
+      EXECUTE,
+      SYNC,
+    ],
+    error: { code: '22021', message: 'invalid byte sequence for encoding "UTF8": 0xfe' },
+  },
+  {
+    name: 'a Bind whose second text value is not UTF-8, with a format per parameter',
+    send: [
+      serialize.parse({ text: 'SELECT $1::text AS a, $2::text AS b' }),
+      frame(
+        'B',
+        '\0\0',
+        int16(2),
+        int16(1),
+        int16(0),
+        int16(2),
+        int32(2),
+        [0xff, 0xfe],
+        int32(2),
+        [0x61, 0xfe],
+        int16(0),
+      ),
       EXECUTE,
       SYNC,
     ],
@@ -182,6 +210,30 @@ export function runProtocolStrictnessCases(name: string, makeHarness: MakeHarnes
         }
       })
     }
+
+    it('reads statement names, portal names and values beyond ASCII as UTF-8', async () => {
+      const client = await WireClient.connect(h.plane.port)
+      try {
+        client.send(
+          Buffer.concat([
+            serialize.parse({ name: 'café', text: 'SELECT $1::text AS v' }),
+            serialize.bind({ portal: 'prêt', statement: 'café', values: ['naïve 日本'] }),
+            serialize.execute({ portal: 'prêt' }),
+            SYNC,
+          ]),
+        )
+        const frames = await client.untilReady(1)
+        expect(errors(frames)).toEqual([])
+        const row = framesOf(frames, 'D')[0]
+        expect(
+          Buffer.from(row?.bytes ?? [])
+            .subarray(11)
+            .toString('utf8'),
+        ).toBe('naïve 日本')
+      } finally {
+        client.close()
+      }
+    })
 
     it('fails an open transaction block on a malformed Query, as PostgreSQL does', async () => {
       const client = await WireClient.connect(h.plane.port)

@@ -9,7 +9,6 @@ import { serialize } from 'pg-protocol'
 import { errorResponse, toWireFields } from '../wire/error-response.js'
 import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { malformed, type WireReader } from '../wire/wire-reader.js'
-import { WireWriter } from '../wire/wire-writer.js'
 import { closeComplete, commandComplete } from './backend-messages.js'
 import { checkBindBody } from './bind-message.js'
 import type { ClientOutput } from './client-socket.js'
@@ -48,6 +47,8 @@ export class ExtendedProtocol {
   /** Simple-protocol SELECTs this connection repeats: prepared upstream from the third run. */
   readonly #repeated = new RepeatedStatements()
   #skipping = false
+  #lastUpstreamName = ''
+  #lastUpstreamNameBytes = Buffer.from([0])
 
   constructor(ctx: ConnectionContext) {
     this.#ctx = ctx
@@ -95,7 +96,7 @@ export class ExtendedProtocol {
       case Frontend.Parse:
         return this.#parse(reader)
       case Frontend.Bind:
-        this.#bind(reader)
+        this.#bind(reader, bytes)
         return
       case Frontend.Describe:
         this.#describe(reader)
@@ -262,18 +263,21 @@ export class ExtendedProtocol {
     return prepared
   }
 
-  #bind(reader: WireReader): void {
+  #bind(reader: WireReader, bytes: Uint8Array): void {
     const portal = reader.cstring()
+    // Where the portal's name ends: the client's bytes up to there are sent as they came.
+    const portalEnd = bytes.length - reader.remaining
     const name = reader.cstring()
     const rest = reader.rest()
     checkBindBody(rest)
     const prepared = this.#statement(name)
     if (!prepared) return
-    const frame = new WireWriter(rest.length + 64)
-      .cstring(portal)
-      .cstring(prepared.upstreamName)
-      .bytes(rest)
-      .message('B')
+    const upstreamName = this.#upstreamNameBytes(prepared.upstreamName)
+    const frame = Buffer.allocUnsafe(portalEnd + upstreamName.length + rest.length)
+    frame.set(bytes.subarray(0, portalEnd), 0)
+    frame.writeInt32BE(frame.length - 1, 1)
+    frame.set(upstreamName, portalEnd)
+    frame.set(rest, portalEnd + upstreamName.length)
     this.#portals.set(portal, {
       originalSql: prepared.originalSql,
       statement: prepared.statement,
@@ -284,6 +288,18 @@ export class ExtendedProtocol {
       originalSql: prepared.originalSql,
       statementName: { upstream: prepared.upstreamName, client: name },
     })
+  }
+
+  /**
+   * The NUL-terminated bytes of an upstream statement name. A client binds the same statement
+   * over and over: the last one's bytes are kept.
+   */
+  #upstreamNameBytes(name: string): Buffer {
+    if (name !== this.#lastUpstreamName) {
+      this.#lastUpstreamName = name
+      this.#lastUpstreamNameBytes = Buffer.from(`${name}\0`)
+    }
+    return this.#lastUpstreamNameBytes
   }
 
   #describe(reader: WireReader): void {

@@ -60,11 +60,15 @@ export class WireReader {
 
   /** Reads a NUL-terminated UTF-8 string; invalid UTF-8 is refused, never replaced. */
   cstring(): string {
-    const end = this.#buf.indexOf(0, this.#pos)
+    const buf = this.#buf
+    const start = this.#pos
+    const end = buf.indexOf(0, start)
     if (end < 0) throw malformed('invalid string in message')
-    const bytes = this.#buf.subarray(this.#pos, end)
-    checkUtf8(bytes)
     this.#pos = end + 1
+    // Names and most SQL are ASCII: read as such without a view or a native UTF-8 check.
+    if (isAscii(buf, start, end)) return buf.toString('latin1', start, end)
+    const bytes = buf.subarray(start, end)
+    checkUtf8(bytes)
     return bytes.toString('utf8')
   }
 
@@ -94,9 +98,20 @@ export function malformed(message: string): WireError {
   return WireError.error(WireSqlState.ProtocolViolation, message)
 }
 
+/**
+ * Whether `bytes[start, end)` is short ASCII: checked here, as a native call costs more than
+ * the loop for the names and values a statement carries.
+ */
+export function isAscii(bytes: Uint8Array, start: number, end: number): boolean {
+  if (end - start > ASCII_LOOP_MAX) return false
+  for (let i = start; i < end; i++) if ((bytes[i] as number) >= 0x80) return false
+  return true
+}
+const ASCII_LOOP_MAX = 256
+
 /** Refuses bytes that are not valid UTF-8 with PostgreSQL's `22021` and its byte listing. */
 export function checkUtf8(bytes: Uint8Array): void {
-  if (isUtf8(bytes)) return
+  if (isAscii(bytes, 0, bytes.length) || isUtf8(bytes)) return
   throw WireError.error(
     WireSqlState.CharacterNotInRepertoire,
     `invalid byte sequence for encoding "UTF8": ${invalidSequence(bytes)}`,
