@@ -84,12 +84,7 @@ export function runRobustnessCases(name: string, makeHarness: MakeHarness): void
       const marker = `abandoned_${Date.now()}`
       for (let round = 0; round < 3; round++) {
         const client = await WireClient.connect(h.plane.port)
-        const gone = new Promise<void>((resolve) => {
-          client.socket.once('data', () => {
-            client.close()
-            resolve()
-          })
-        })
+        const gone = client.nextBytes().then(() => client.close())
         client.send(serialize.query(`SELECT g AS ${marker} FROM generate_series(1, 300000) g`))
         await gone
       }

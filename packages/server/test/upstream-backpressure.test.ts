@@ -1,6 +1,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { PostgresSession, UPSTREAM_HIGH_WATER } from '../src/upstream/postgres-upstream.js'
+import { SocketReads } from '../src/upstream/socket-reads.js'
 import type { PostgresUpstreamConfig } from '../src/upstream/upstream.types.js'
 
 /** A DataRow of one text column, `size` bytes long. */
@@ -47,11 +48,13 @@ describe('PostgresSession backpressure', () => {
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve))
     const address = server.address()
     const port = typeof address === 'object' && address ? address.port : 0
-    const socket = connect(port, '127.0.0.1')
+    // Read as the pool's sessions read: into the shared buffer, not through `data` events.
+    const reads = new SocketReads()
+    const socket = connect({ port, host: '127.0.0.1', onread: reads.onread })
     client = socket
     await new Promise((resolve) => socket.once('connect', resolve))
     const session = new PostgresSession(
-      { socket, parameters: new Map(), processId: 1, secretKey: 2 },
+      { socket, reads, parameters: new Map(), processId: 1, secretKey: 2 },
       config,
       () => {},
     )

@@ -5,12 +5,15 @@ import { serialize } from 'pg-protocol'
 import type { BackendMessage } from 'pg-protocol/dist/messages.js'
 import { Parser } from 'pg-protocol/dist/parser.js'
 import { ScramClient } from './scram-client.js'
+import { SocketReads } from './socket-reads.js'
 import { UNSAFE_CASTS_QUERY, UnsafeUpstreamError } from './unsafe-casts.js'
 import type { PostgresUpstreamConfig } from './upstream.types.js'
 
 /** A PostgreSQL backend after startup: ready for queries, with its parameters and cancel key. */
 export interface PostgresBackend {
   socket: Socket
+  /** Where the socket's bytes arrive (its `data` events are not emitted). */
+  reads: SocketReads
   parameters: Map<string, string>
   processId: number
   secretKey: number
@@ -21,13 +24,19 @@ export const DEFAULT_UPSTREAM_CONNECT_TIMEOUT_MS = 10_000
 
 /**
  * Opens a TCP (optionally TLS) socket to the upstream, honouring `sslmode`. `signal` aborts the
- * attempt (the socket is destroyed, the promise rejects).
+ * attempt (the socket is destroyed, the promise rejects). With `reads`, the socket's bytes go
+ * there instead of to `data` events (socket-reads.ts).
  */
 export async function openSocket(
   config: PostgresUpstreamConfig,
   signal?: AbortSignal,
+  reads?: SocketReads,
 ): Promise<Socket> {
-  const socket = netConnect({ host: config.host, port: config.port })
+  const socket = netConnect({
+    host: config.host,
+    port: config.port,
+    ...(reads ? { onread: reads.onread } : {}),
+  })
   signal?.addEventListener('abort', () => socket.destroy(timedOut()), { once: true })
   socket.setNoDelay(true)
   await new Promise<void>((resolve, reject) => {
@@ -38,9 +47,12 @@ export async function openSocket(
   if (mode === 'disable') return socket
   socket.write(serialize.requestSsl())
   const answer = await new Promise<number>((resolve, reject) => {
-    socket.once('data', (d: Buffer) => resolve(d[0] ?? 0))
+    const onAnswer = (d: Buffer) => resolve(d[0] ?? 0)
+    if (reads) reads.listen(onAnswer)
+    else socket.once('data', onAnswer)
     socket.once('error', reject)
   })
+  reads?.listen(undefined)
   if (answer !== 'S'.charCodeAt(0)) {
     if (mode === 'prefer') return socket
     socket.destroy()
@@ -63,6 +75,8 @@ export async function openSocket(
     secure.once('error', reject)
   })
   secure.setNoDelay(true)
+  // TLS reads the raw socket itself; what it decrypts arrives as `data`.
+  if (reads) secure.on('data', (chunk: Buffer) => reads.deliver(chunk))
   return secure
 }
 
@@ -93,7 +107,8 @@ async function startSession(
   config: PostgresUpstreamConfig,
   signal: AbortSignal,
 ): Promise<PostgresBackend> {
-  const socket = await openSocket(config, signal)
+  const reads = new SocketReads()
+  const socket = await openSocket(config, signal, reads)
   const timeout = Math.max(0, Math.trunc(config.statementTimeoutMs))
   socket.write(
     serialize.startup({
@@ -186,16 +201,16 @@ async function startSession(
     }
     const onClose = () => fail(new Error('upstream closed the connection during startup'))
     const cleanup = () => {
-      socket.off('data', onData)
+      reads.listen(undefined)
       socket.off('error', fail)
       socket.off('close', onClose)
     }
-    socket.on('data', onData)
+    reads.listen(onData)
     socket.on('error', fail)
     socket.on('close', onClose)
     signal.addEventListener('abort', () => fail(timedOut()), { once: true })
   })
-  return { socket, parameters, processId, secretKey }
+  return { socket, reads, parameters, processId, secretKey }
 }
 
 /** Sends a CancelRequest for a backend on a fresh connection, as libpq does. */

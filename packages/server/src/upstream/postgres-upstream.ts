@@ -54,7 +54,7 @@ export class PostgresSession implements UpstreamSession {
     this.#onRelease = onRelease
     this.parameters = backend.parameters
     const { socket } = backend
-    socket.on('data', (chunk: Buffer) => {
+    backend.reads.listen((chunk) => {
       try {
         const frames = this.#splitter.push(chunk)
         for (const f of frames)
