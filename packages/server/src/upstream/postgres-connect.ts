@@ -52,12 +52,15 @@ export async function openSocket(
     else socket.once('data', onAnswer)
     socket.once('error', reject)
   })
-  reads?.listen(undefined)
   if (answer !== 'S'.charCodeAt(0)) {
+    // Held for the login from here on.
+    reads?.listen(undefined)
     if (mode === 'prefer') return socket
     socket.destroy()
     throw new Error('the upstream server does not support TLS')
   }
+  // Bytes sent in the clear before the handshake could come from anyone on the path: dropped.
+  reads?.listen(() => {})
   const verify = mode === 'verify-ca' || mode === 'verify-full'
   const secure = tlsConnect({
     socket,
@@ -75,8 +78,11 @@ export async function openSocket(
     secure.once('error', reject)
   })
   secure.setNoDelay(true)
-  // TLS reads the raw socket itself; what it decrypts arrives as `data`.
-  if (reads) secure.on('data', (chunk: Buffer) => reads.deliver(chunk))
+  // TLS reads the raw socket itself; what it decrypts arrives as `data`, held for the login.
+  if (reads) {
+    reads.listen(undefined)
+    secure.on('data', (chunk: Buffer) => reads.deliver(chunk))
+  }
   return secure
 }
 
