@@ -35,9 +35,7 @@ export function checkBindBody(body: Buffer): void {
     need(at, length)
     const format =
       formatCount === 0 ? 0 : body.readInt16BE(formatsAt + (formatCount === 1 ? 0 : 2 * i))
-    if (format === 0 && !isAscii(body, at, at + length)) {
-      checkUtf8(body.subarray(at, at + length))
-    }
+    if (format === 0 && !isAscii(body, at, at + length)) checkUtf8(body, at, at + length)
     at += length
   }
   need(at, 2)

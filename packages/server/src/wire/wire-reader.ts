@@ -65,11 +65,10 @@ export class WireReader {
     const end = buf.indexOf(0, start)
     if (end < 0) throw malformed('invalid string in message')
     this.#pos = end + 1
-    // Names and most SQL are ASCII: read as such without a view or a native UTF-8 check.
+    // Names and most SQL are ASCII: read as such without a native UTF-8 check.
     if (isAscii(buf, start, end)) return buf.toString('latin1', start, end)
-    const bytes = buf.subarray(start, end)
-    checkUtf8(bytes)
-    return bytes.toString('utf8')
+    checkUtf8(buf, start, end)
+    return buf.toString('utf8', start, end)
   }
 
   /** Ends the message: bytes left over make it malformed. */
@@ -109,12 +108,16 @@ export function isAscii(bytes: Uint8Array, start: number, end: number): boolean 
 }
 const ASCII_LOOP_MAX = 256
 
-/** Refuses bytes that are not valid UTF-8 with PostgreSQL's `22021` and its byte listing. */
-export function checkUtf8(bytes: Uint8Array): void {
-  if (isAscii(bytes, 0, bytes.length) || isUtf8(bytes)) return
+/**
+ * Refuses `bytes[start, end)` when it is not valid UTF-8, with PostgreSQL's `22021` and its byte
+ * listing. Callers try `isAscii` first where the text is usually short.
+ */
+export function checkUtf8(bytes: Uint8Array, start = 0, end = bytes.length): void {
+  const text = bytes.subarray(start, end)
+  if (isUtf8(text)) return
   throw WireError.error(
     WireSqlState.CharacterNotInRepertoire,
-    `invalid byte sequence for encoding "UTF8": ${invalidSequence(bytes)}`,
+    `invalid byte sequence for encoding "UTF8": ${invalidSequence(text)}`,
   )
 }
 
