@@ -18,6 +18,8 @@ export interface PgbenchRun {
 
 export interface PgbenchResult {
   tps: number
+  /** Transactions completed in the run (for CPU per transaction: logins are not in `tps`). */
+  transactions: number
   failed: number
   /** Mean latency per transaction in ms, as pgbench reports it. */
   latencyMs: number
@@ -47,6 +49,9 @@ export async function runPgbench(run: PgbenchRun): Promise<PgbenchResult> {
   const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)))
   // With -C the connections are the work: pgbench 15 prints tps including them.
   const tps = Number(/tps = ([\d.]+) \((?:without|including)/.exec(out)?.[1] ?? Number.NaN)
+  const transactions = Number(
+    /number of transactions actually processed: (\d+)/.exec(out)?.[1] ?? Number.NaN,
+  )
   const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0)
   const latencyMs = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? Number.NaN)
   const note =
@@ -63,6 +68,7 @@ export async function runPgbench(run: PgbenchRun): Promise<PgbenchResult> {
   const clashed = /prepared statement "[^"]*" already exists/.test(out)
   return {
     tps,
+    transactions,
     failed,
     latencyMs,
     ok: code === 0 && Number.isFinite(tps) && !aborted && !clashed,

@@ -1,7 +1,7 @@
 /**
  * bench/pgbench: the data plane measured the way the field measures a PostgreSQL proxy. pgbench
  * runs a point query and a two-table join, in simple, extended and prepared protocol, at 1 and 8
- * clients, plus connect-per-transaction (`-C`), against seven targets taking turns in one run:
+ * clients, plus connect-per-transaction (`-C`), against eight targets taking turns in one run:
  *
  * - direct PostgreSQL, the policy written into the query by hand (trust auth);
  * - pgbouncer 1.18 in session mode with SCRAM logins, the same hand-written query;
@@ -12,6 +12,9 @@
  *   own process with the sessions in memory and no audit (what the data plane costs);
  * - `palisade serve` as deployed, the same user and policies made through the admin API: its
  *   embedded store, the query audit row of every statement and its metrics included;
+ * - the same `palisade serve` build with every audit row built, then discarded
+ *   (PALISADE_BENCH_DISCARD_QUERY_AUDIT): beside the previous one, what the audit costs, also on
+ *   the serving thread alone (its CPU time from /proc);
  * - Palisade as a user without policies.
  *
  * Needs PALISADE_TEST_PG_URL and pgbench; pgbouncer when installed. Literals differ per query
@@ -23,11 +26,10 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { type PgbenchResult, runPgbench } from './pgbench-runner.js'
 import { startPgbouncer } from './pgbouncer.js'
-import { cpuMicrosOf } from './process-cpu.js'
 import { startProxyProcess } from './proxy-child.js'
 import { PASSWORD } from './proxy-fixture.js'
 import { createScratchDatabase } from './scratch-database.js'
-import { seed, serve } from './serve-process.js'
+import { type Serve, seed, serve } from './serve-process.js'
 import { fmt, printTable } from './stats.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
@@ -125,12 +127,14 @@ interface Target {
   database: string
   script: (w: Workload) => string
   password?: string
-  cpuMicros?: () => Promise<number>
+  /** CPU time so far in µs: the relaying process and, for `palisade serve`, its serving thread. */
+  cpu?: () => Promise<{ process: number; servingThread?: number }>
 }
 
-/** The CPU columns: the C relay, the bare Node.js relay (the floor on this runtime), Palisade. */
 const SERVED = 'palisade serve'
-const CPU_COLUMNS = ['pgbouncer', 'Node relay', 'Palisade', SERVED]
+const DISCARDED = 'palisade serve, audit discarded'
+/** The CPU columns: the C relay, the bare Node.js relay (the floor on this runtime), Palisade's. */
+const CPU_COLUMNS = ['pgbouncer', 'Node relay', 'Palisade', SERVED, DISCARDED]
 
 /** `+12 µs` or `-5 µs`: time added to (or taken from) a transaction. */
 const signedMicros = (micros: number) => `${micros >= 0 ? '+' : '-'}${fmt(Math.abs(micros), 0)} µs`
@@ -161,10 +165,18 @@ export async function run(): Promise<void> {
   const superuser = String(upstream['user'])
   const proxy = await startProxyProcess(upstream)
   const relay = await startProxyProcess(upstream, 'node-relay-process.ts')
-  // As deployed: the CLI with its embedded store, writing every statement's audit row.
-  const serveDir = mkdtempSync(join(tmpdir(), 'palisade-bench-serve-'))
-  const served = await serve(serveDir)
-  await seed(served, scratch, { tables: ['customers', 'orders'], maskEmail: true, poolSize: 20 })
+  // As deployed: the CLI with its embedded store, writing every statement's audit row; and the
+  // same build, configured the same, dropping each row at the hand-off to the store.
+  const serveDirs: string[] = []
+  const startServe = async (discardAudit: boolean) => {
+    const serveDir = mkdtempSync(join(tmpdir(), 'palisade-bench-serve-'))
+    serveDirs.push(serveDir)
+    const served = await serve(serveDir, undefined, { discardAudit })
+    await seed(served, scratch, { tables: ['customers', 'orders'], maskEmail: true, poolSize: 20 })
+    return served
+  }
+  const audited = await startServe(false)
+  const discarded = await startServe(true)
   const bouncer = await startPgbouncer(
     {
       host: String(upstream['host']),
@@ -177,6 +189,15 @@ export async function run(): Promise<void> {
   try {
     await createNativeRls(scratch.direct, rlsRole)
     const pgPort = Number(upstream['port'])
+    const servedTarget = (name: string, s: Serve): Target => ({
+      name,
+      port: s.dataPort,
+      user: 'bench',
+      database: 'bench',
+      script: (w) => scriptFile(w, 'plain'),
+      password: PASSWORD,
+      cpu: async () => s.cpuMicros(),
+    })
     const targets: Target[] = [
       {
         name: 'direct',
@@ -194,7 +215,7 @@ export async function run(): Promise<void> {
               database: scratch.name,
               script: (w: Workload) => scriptFile(w, 'handWritten'),
               password: PASSWORD,
-              cpuMicros: async () => bouncer.cpuMicros(),
+              cpu: async () => ({ process: bouncer.cpuMicros() }),
             },
           ]
         : []),
@@ -204,7 +225,7 @@ export async function run(): Promise<void> {
         user: superuser,
         database: scratch.name,
         script: (w) => scriptFile(w, 'handWritten'),
-        cpuMicros: () => relay.cpuMicros(),
+        cpu: async () => ({ process: await relay.cpuMicros() }),
       },
       {
         name: 'native RLS',
@@ -220,17 +241,10 @@ export async function run(): Promise<void> {
         database: 'bench',
         script: (w) => scriptFile(w, 'plain'),
         password: PASSWORD,
-        cpuMicros: () => proxy.cpuMicros(),
+        cpu: async () => ({ process: await proxy.cpuMicros() }),
       },
-      {
-        name: SERVED,
-        port: served.dataPort,
-        user: 'bench',
-        database: 'bench',
-        script: (w) => scriptFile(w, 'plain'),
-        password: PASSWORD,
-        cpuMicros: async () => cpuMicrosOf(served.child.pid),
-      },
+      servedTarget(SERVED, audited),
+      servedTarget(DISCARDED, discarded),
       {
         name: 'Palisade, no policy',
         port: proxy.port,
@@ -238,19 +252,24 @@ export async function run(): Promise<void> {
         database: 'bench',
         script: (w) => scriptFile(w, 'plain'),
         password: PASSWORD,
-        cpuMicros: () => proxy.cpuMicros(),
+        cpu: async () => ({ process: await proxy.cpuMicros() }),
       },
     ]
     /** The relays whose CPU time per transaction is printed, as far as they run. */
     const measured = (name: string) => targets.some((t) => t.name === name)
     const throughput: string[][] = []
+    const cpuRows: string[][] = []
     const latency: string[][] = []
     for (const cell of cells()) {
       const results = new Map<string, PgbenchResult[]>()
+      // Per run: CPU µs per transaction of the process, and of `palisade serve`'s serving thread.
       const cpu = new Map<string, number[]>()
+      const thread = new Map<string, number[]>()
+      const add = <T>(map: Map<string, T[]>, name: string, value: T) =>
+        map.set(name, [...(map.get(name) ?? []), value])
       for (let round = 0; round < ROUNDS; round++) {
         for (const target of targets) {
-          const before = await target.cpuMicros?.()
+          const before = await target.cpu?.()
           const result = await runPgbench({
             port: target.port,
             user: target.user,
@@ -262,10 +281,14 @@ export async function run(): Promise<void> {
             connectPerTransaction: cell.connect,
             ...(target.password ? { password: target.password } : {}),
           })
-          results.set(target.name, [...(results.get(target.name) ?? []), result])
-          if (before !== undefined && result.ok) {
-            const spent = ((await target.cpuMicros?.()) ?? before) - before
-            cpu.set(target.name, [...(cpu.get(target.name) ?? []), spent / (result.tps * SECONDS)])
+          add(results, target.name, result)
+          const after = await target.cpu?.()
+          if (before && after && result.ok) {
+            add(cpu, target.name, (after.process - before.process) / result.transactions)
+            if (before.servingThread !== undefined && after.servingThread !== undefined) {
+              const spent = after.servingThread - before.servingThread
+              add(thread, target.name, spent / result.transactions)
+            }
           }
         }
       }
@@ -280,12 +303,23 @@ export async function run(): Promise<void> {
         return `${fmt(value, 0)} (${fmt(value / direct, 2)}×)`
       }
       const label = `${cell.workload.name}, ${cell.connect ? '-C ' : ''}${cell.mode}`
+      const ratio = (a: string, b: string) => fmt(tps(a) / tps(b), 2)
       throughput.push([
         label,
         String(cell.clients),
         fmt(direct, 0),
         ...targets.slice(1).map((t) => cellOf(t.name)),
+        ratio(SERVED, 'pgbouncer'),
+        ratio(SERVED, DISCARDED),
+      ])
+      const servingThread = (name: string) => median(thread.get(name) ?? [])
+      cpuRows.push([
+        label,
+        String(cell.clients),
         ...CPU_COLUMNS.filter(measured).map((name) => fmt(median(cpu.get(name) ?? []), 0)),
+        fmt(servingThread(SERVED), 1),
+        fmt(servingThread(DISCARDED), 1),
+        fmt(servingThread(SERVED) - servingThread(DISCARDED), 1),
       ])
       if (cell.clients === 1 && !cell.connect) {
         // One client: the mean time of a transaction is 1 / tps; the difference is the added time.
@@ -298,15 +332,28 @@ export async function run(): Promise<void> {
     }
     const others = targets.slice(1).map((t) => t.name)
     printTable(
-      `pgbench, ${SECONDS} s per run, median of ${ROUNDS} (tps and ratio to direct; the relaying process's CPU time per transaction in µs)`,
+      `pgbench, ${SECONDS} s per run, median of ${ROUNDS} (tps and ratio to direct)`,
       [
         'workload, -M',
         'clients',
         'direct',
         ...others,
-        ...CPU_COLUMNS.filter(measured).map((name) => `${name} CPU µs`),
+        'serve / pgbouncer',
+        'serve / serve, audit discarded',
       ],
       throughput,
+    )
+    printTable(
+      "CPU time per transaction (one statement each), µs: the relaying process's, and `palisade serve`'s serving thread alone; the audit cost is the serving thread's difference",
+      [
+        'workload, -M',
+        'clients',
+        ...CPU_COLUMNS.filter(measured),
+        `${SERVED}, serving thread`,
+        `${DISCARDED}, serving thread`,
+        'audit cost on the serving thread, µs/statement',
+      ],
+      cpuRows,
     )
     printTable(
       'One client: time added to a transaction over direct',
@@ -316,8 +363,9 @@ export async function run(): Promise<void> {
   } finally {
     await bouncer?.stop()
     await relay.stop()
-    await served.stop()
-    rmSync(serveDir, { recursive: true, force: true })
+    await audited.stop()
+    await discarded.stop()
+    for (const serveDir of serveDirs) rmSync(serveDir, { recursive: true, force: true })
     await proxy.stop()
     rmSync(dir, { recursive: true, force: true })
     await scratch.drop()

@@ -3,9 +3,17 @@
  * point query by primary key on a 10k-row table against pgbouncer in transaction mode (the query
  * with its tenant condition written by hand) and against Palisade with `pool_mode` transaction (a
  * user with a row filter and a mask: Palisade adds the condition), each with the same number of
- * upstream sessions, taking turns in one run (each cell twice, the order swapped). Needs
- * PALISADE_TEST_PG_URL and pgbench; pgbouncer when installed. pgbouncer 1.18 cannot run prepared
- * statements in transaction mode: its cell says so. Palisade's RSS is read while its clients are
+ * upstream sessions, taking turns in one run (each cell twice, the order reversed). Palisade runs
+ * three ways:
+ *
+ * - `palisade serve` as deployed: the CLI in its own process, its embedded store, the audit row
+ *   of every statement;
+ * - the same build with every audit row built, then discarded (PALISADE_BENCH_DISCARD_QUERY_AUDIT):
+ *   beside the first, what the audit costs;
+ * - the data plane alone, in a process of the bench's own (sessions in memory, no store).
+ *
+ * Needs PALISADE_TEST_PG_URL and pgbench; pgbouncer when installed. pgbouncer 1.18 cannot run
+ * prepared statements in transaction mode: its cell says so. RSS is read while the clients are
  * connected.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -13,9 +21,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type PgbenchResult, runPgbench } from './pgbench-runner.js'
 import { startPgbouncer } from './pgbouncer.js'
+import { rssBytesOf } from './process-cpu.js'
 import { startProxyProcess } from './proxy-child.js'
 import { PASSWORD } from './proxy-fixture.js'
-import { createScratchDatabase } from './scratch-database.js'
+import { createScratchDatabase, type ScratchDatabase } from './scratch-database.js'
+import { type Serve, seed, serve } from './serve-process.js'
 import { fmt, printTable } from './stats.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
@@ -27,29 +37,49 @@ const MODES = (process.env['BENCH_POOLING_MODES'] ?? 'simple,extended,prepared')
 /** Runs of each pooler per cell, taking turns; the cell shows their mean. */
 const ROUNDS = Number(process.env['BENCH_POOLING_ROUNDS'] ?? 2)
 
+const BOUNCER = 'pgbouncer 1.18, transaction mode'
+const BENCH_PROCESS = 'Palisade, bench process'
+const SERVED = 'palisade serve'
+const DISCARDED = 'palisade serve, audit discarded'
+
+/** A pooler under test. */
+interface Pooler {
+  name: string
+  port: number
+  user: string
+  database: string
+  script: string
+  /** CPU time so far in µs: the process and, for `palisade serve`, its serving thread. */
+  cpu(): Promise<{ process: number; servingThread?: number }>
+  /** Resident memory now, in bytes. */
+  rss?(): Promise<number>
+}
+
+/** A pooler's runs of one cell, with the CPU time and transactions of those that ran. */
+interface Runs {
+  results: PgbenchResult[]
+  processMicros: number
+  threadMicros: number
+  transactions: number
+  rss: number
+}
+
 /** The mean tps of a cell's runs, summed failures; not ok when any run failed. */
 function mean(runs: readonly PgbenchResult[]): PgbenchResult {
   const failedRun = runs.find((r) => !r.ok)
   if (failedRun || runs.length === 0) return failedRun ?? { ...EMPTY, note: 'not run' }
   return {
     tps: runs.reduce((sum, r) => sum + r.tps, 0) / runs.length,
+    transactions: runs.reduce((sum, r) => sum + r.transactions, 0),
     failed: runs.reduce((sum, r) => sum + r.failed, 0),
     latencyMs: runs.reduce((sum, r) => sum + r.latencyMs, 0) / runs.length,
     ok: true,
     note: '',
   }
 }
-/**
- * The lowest and highest ratio of one round's runs (run back to back): how far a single pair of
- * runs strays from the cell's mean on this machine.
- */
-function roundRange(proxy: readonly PgbenchResult[], bouncer: readonly PgbenchResult[]): string {
-  const ratios = proxy.map((p, i) => p.tps / (bouncer[i]?.tps ?? Number.NaN))
-  if (ratios.length < 2) return ''
-  return `(${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})`
-}
 const EMPTY: PgbenchResult = {
   tps: Number.NaN,
+  transactions: 0,
   failed: 0,
   latencyMs: Number.NaN,
   ok: false,
@@ -57,24 +87,64 @@ const EMPTY: PgbenchResult = {
 }
 
 /** pgbench against one pooler: -T counts the logins too (1,000 SCRAM logins take seconds). */
-const pgbench = (
-  port: number,
-  user: string,
-  database: string,
-  script: string,
-  clients: number,
-  mode: string,
-) =>
+const pgbench = (p: Pooler, clients: number, mode: string) =>
   runPgbench({
-    port,
-    user,
-    database,
-    script,
+    port: p.port,
+    user: p.user,
+    database: p.database,
+    script: p.script,
     clients,
     mode,
     seconds: SECONDS + Math.ceil(clients / 150),
     password: PASSWORD,
   })
+
+/** One run against a pooler, its CPU time and peak RSS added to `into`. */
+async function measure(p: Pooler, clients: number, mode: string, into: Runs): Promise<void> {
+  const sampling = setInterval(() => {
+    p.rss?.().then(
+      (r) => {
+        into.rss = Math.max(into.rss, r)
+      },
+      () => {},
+    )
+  }, 1000)
+  const before = await p.cpu()
+  const result = await pgbench(p, clients, mode)
+  const after = await p.cpu()
+  clearInterval(sampling)
+  into.results.push(result)
+  if (!result.ok) return
+  // Logins included: the per-transaction figure is an upper bound, most at 1,000 clients.
+  into.processMicros += after.process - before.process
+  into.threadMicros += (after.servingThread ?? Number.NaN) - (before.servingThread ?? Number.NaN)
+  into.transactions += result.transactions
+}
+
+/** `palisade serve` over the scratch database, `pool_mode` transaction on `size` sessions. */
+async function startServe(
+  scratch: ScratchDatabase,
+  size: number,
+  discardAudit: boolean,
+): Promise<{ served: Serve; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-serve-'))
+  // Every client logs in from 127.0.0.1 at once: past the per-address login budget (200).
+  const served = await serve(dir, undefined, {
+    discardAudit,
+    env: {
+      PALISADE_MAX_CONNECTIONS: '100000',
+      PALISADE_MAX_PENDING_CONNECTIONS: '100000',
+      PALISADE_MAX_PENDING_PER_ADDRESS: '100000',
+    },
+  })
+  await seed(served, scratch, {
+    tables: ['customers', 'orders'],
+    maskEmail: true,
+    poolSize: size,
+    poolMode: 'transaction',
+  })
+  return { served, dir }
+}
 
 export async function run(): Promise<void> {
   if (!pgUrl) {
@@ -95,7 +165,8 @@ export async function run(): Promise<void> {
     '\\set id random(1, 10000)\nSELECT id, amount FROM orders WHERE id = :id AND tenant = 3;\n',
   )
   const upstream = scratch.upstream
-  const rows: string[][] = []
+  const throughput: string[][] = []
+  const cpu: string[][] = []
   try {
     for (const size of POOLS) {
       const proxy = await startProxyProcess({
@@ -112,101 +183,164 @@ export async function run(): Promise<void> {
         },
         { mode: 'transaction', size, maxClients: 2000 },
       )
+      const audited = await startServe(scratch, size, false)
+      const discarded = await startServe(scratch, size, true)
+      const served = (name: string, s: Serve): Pooler => ({
+        name,
+        port: s.dataPort,
+        user: 'bench',
+        database: 'bench',
+        script: proxyScript,
+        cpu: async () => s.cpuMicros(),
+        rss: async () => rssBytesOf(s.child.pid),
+      })
+      // The serve pair in the middle: next to each other, and to pgbouncer, in every round.
+      const poolers: Pooler[] = [
+        {
+          name: BENCH_PROCESS,
+          port: proxy.port,
+          user: 'alice',
+          database: 'bench',
+          script: proxyScript,
+          cpu: async () => ({ process: await proxy.cpuMicros() }),
+          rss: () => proxy.currentRss(),
+        },
+        ...(bouncer
+          ? [
+              {
+                name: BOUNCER,
+                port: bouncer.port,
+                user: String(upstream['user']),
+                database: scratch.name,
+                script: directScript,
+                cpu: async () => ({ process: bouncer.cpuMicros() }),
+              },
+            ]
+          : []),
+        served(SERVED, audited.served),
+        served(DISCARDED, discarded.served),
+      ]
       try {
         for (const clients of CLIENTS) {
           for (const mode of MODES) {
-            // Rounds in turn, the order swapped each round (pgbouncer first, then Palisade
-            // first): on a shared machine the speed drifts over a cell's seconds.
-            const viaBouncer: PgbenchResult[] = []
-            const viaProxy: PgbenchResult[] = []
-            let rss = 0
-            let cpu = 0
-            const runBouncer = async () => {
-              if (bouncer) {
-                viaBouncer.push(
-                  await pgbench(
-                    bouncer.port,
-                    String(upstream['user']),
-                    scratch.name,
-                    directScript,
-                    clients,
-                    mode,
-                  ),
-                )
-              }
-            }
-            const runProxy = async () => {
-              const sampling = setInterval(() => {
-                proxy.currentRss().then(
-                  (r) => {
-                    rss = Math.max(rss, r)
-                  },
-                  () => {},
-                )
-              }, 1000)
-              const cpuBefore = await proxy.cpuMicros()
-              viaProxy.push(await pgbench(proxy.port, 'alice', 'bench', proxyScript, clients, mode))
-              cpu += (await proxy.cpuMicros()) - cpuBefore
-              clearInterval(sampling)
-            }
+            const runs = new Map<string, Runs>(
+              poolers.map((p) => [
+                p.name,
+                { results: [], processMicros: 0, threadMicros: 0, transactions: 0, rss: 0 },
+              ]),
+            )
+            // Rounds in turn, the order reversed each round: on a shared machine the speed
+            // drifts over a cell's seconds.
             for (let round = 0; round < ROUNDS; round++) {
-              if (round % 2 === 0) {
-                await runBouncer()
-                await runProxy()
-              } else {
-                await runProxy()
-                await runBouncer()
+              for (const p of round % 2 === 0 ? poolers : [...poolers].reverse()) {
+                await measure(p, clients, mode, runs.get(p.name) as Runs)
               }
             }
-            const seconds = (SECONDS + Math.ceil(clients / 150)) * ROUNDS
-            const bouncerRun = mean(viaBouncer)
-            const proxyRun = mean(viaProxy)
-            const bouncerCell = !bouncer
-              ? 'not installed'
-              : bouncerRun.ok
-                ? `${fmt(bouncerRun.tps, 0)} (${bouncerRun.failed} failed)`
-                : `cannot run${bouncerRun.note ? `: ${bouncerRun.note}` : ''}`
-            const proxyCell = proxyRun.ok
-              ? `${fmt(proxyRun.tps, 0)} (${proxyRun.failed} failed)`
-              : `failed: ${proxyRun.note}`
-            const ratio =
-              bouncerRun.ok && proxyRun.ok
-                ? `${fmt(proxyRun.tps / bouncerRun.tps, 2)} ${roundRange(viaProxy, viaBouncer)}`
-                : '-'
-            rows.push([
-              String(clients),
-              String(size),
-              mode,
-              bouncerCell,
-              proxyCell,
-              ratio,
-              // Logins included: the per-transaction figure is an upper bound at 1,000 clients.
-              proxyRun.ok ? fmt(cpu / (proxyRun.tps * seconds), 0) : '-',
-              `${fmt(rss / 1024 / 1024, 0)} MB`,
-            ])
+            const cell = [String(clients), String(size), mode]
+            throughput.push([...cell, ...throughputCells(runs, bouncer !== undefined)])
+            cpu.push([...cell, ...cpuCells(runs)])
           }
         }
       } finally {
         await bouncer?.stop()
         await proxy.stop()
+        for (const { served, dir: serveDir } of [audited, discarded]) {
+          await served.stop()
+          rmSync(serveDir, { recursive: true, force: true })
+        }
       }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true })
     await scratch.drop()
   }
+  const pair = '(lowest–highest round)'
   printTable(
-    `pgbench point query, transaction pooling, ${ROUNDS} × ${SECONDS} s per pooler and cell after the logins, taking turns (mean tps; Palisade as a user with a row filter and a mask)`,
+    `pgbench point query, transaction pooling, ${ROUNDS} × ${SECONDS} s per pooler and cell after the logins, taking turns (mean tps and ratio to pgbouncer; Palisade as a user with a row filter and a mask)`,
     [
       'clients',
       'upstream sessions',
       'pgbench -M',
-      'pgbouncer 1.18, transaction mode',
-      'Palisade, pool_mode transaction',
-      'Palisade / pgbouncer (lowest–highest round)',
-      'Palisade CPU µs per transaction',
-      'Palisade RSS',
+      BOUNCER,
+      BENCH_PROCESS,
+      SERVED,
+      DISCARDED,
+      `serve / pgbouncer ${pair}`,
+      `serve / serve, audit discarded ${pair}`,
     ],
-    rows,
+    throughput,
   )
+  printTable(
+    'CPU time per transaction (one statement each), µs, logins included: each process, and the serving thread of `palisade serve` alone; the audit cost is the serving thread’s difference',
+    [
+      'clients',
+      'upstream sessions',
+      'pgbench -M',
+      BOUNCER,
+      BENCH_PROCESS,
+      SERVED,
+      `${SERVED}, serving thread`,
+      DISCARDED,
+      `${DISCARDED}, serving thread`,
+      'audit cost on the serving thread, µs/statement',
+      `${SERVED} RSS`,
+    ],
+    cpu,
+  )
+}
+
+/** The tps of each pooler (with its ratio to pgbouncer), then serve's two ratios. */
+function throughputCells(runs: Map<string, Runs>, bouncerInstalled: boolean): string[] {
+  const results = (name: string) => runs.get(name)?.results ?? []
+  const bouncer = mean(results(BOUNCER))
+  const tpsCell = (name: string) => {
+    if (name === BOUNCER && !bouncerInstalled) return 'not installed'
+    const r = mean(results(name))
+    if (!r.ok) return `${name === BOUNCER ? 'cannot run' : 'failed'}${r.note ? `: ${r.note}` : ''}`
+    const ratio = name !== BOUNCER && bouncer.ok ? ` (${fmt(r.tps / bouncer.tps, 2)}×)` : ''
+    return `${fmt(r.tps, 0)}${ratio}${r.failed > 0 ? `, ${r.failed} failed` : ''}`
+  }
+  return [
+    ...[BOUNCER, BENCH_PROCESS, SERVED, DISCARDED].map(tpsCell),
+    ratioCell(results(SERVED), results(BOUNCER)),
+    ratioCell(results(SERVED), results(DISCARDED)),
+  ]
+}
+
+/**
+ * The ratio of two poolers' mean tps, then the lowest and highest ratio of one round's runs
+ * (run back to back): how far a single pair of runs strays from it on this machine.
+ */
+function ratioCell(a: readonly PgbenchResult[], b: readonly PgbenchResult[]): string {
+  const [ma, mb] = [mean(a), mean(b)]
+  if (!ma.ok || !mb.ok) return '-'
+  const ratios = a.map((r, i) => r.tps / (b[i]?.tps ?? Number.NaN))
+  const range =
+    ratios.length < 2 ? '' : ` (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})`
+  return `${fmt(ma.tps / mb.tps, 2)}${range}`
+}
+
+/** CPU µs per transaction of each pooler, serve's serving threads and their difference, RSS. */
+function cpuCells(runs: Map<string, Runs>): string[] {
+  const perTransaction = (name: string, micros: (r: Runs) => number) => {
+    const r = runs.get(name)
+    return r && r.transactions > 0 ? micros(r) / r.transactions : Number.NaN
+  }
+  const whole = (name: string) =>
+    fmt(
+      perTransaction(name, (r) => r.processMicros),
+      0,
+    )
+  const thread = (name: string) => perTransaction(name, (r) => r.threadMicros)
+  const rss = runs.get(SERVED)?.rss ?? 0
+  return [
+    whole(BOUNCER),
+    whole(BENCH_PROCESS),
+    whole(SERVED),
+    fmt(thread(SERVED), 1),
+    whole(DISCARDED),
+    fmt(thread(DISCARDED), 1),
+    fmt(thread(SERVED) - thread(DISCARDED), 1),
+    rss > 0 ? `${fmt(rss / 1024 / 1024, 0)} MB` : '-',
+  ]
 }

@@ -1,12 +1,36 @@
 import { readFileSync } from 'node:fs'
 
-/** A process's user + system CPU time from /proc (Linux), in microseconds. */
-export function cpuMicrosOf(pid: number | undefined): number {
+/** user + system CPU time from a /proc `stat` file (Linux), in microseconds; NaN without it. */
+function statCpuMicros(path: string): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+    const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? []
     const ticks = Number(fields[11]) + Number(fields[12])
     // /proc counts in clock ticks of 10 ms (USER_HZ 100 on Linux).
     return ticks * 10_000
+  } catch {
+    return Number.NaN
+  }
+}
+
+/** A process's user + system CPU time from /proc (Linux), all its threads, in microseconds. */
+export function cpuMicrosOf(pid: number | undefined): number {
+  return statCpuMicros(`/proc/${pid}/stat`)
+}
+
+/**
+ * The CPU time of a process's main thread alone (its thread id is the pid), in microseconds: in
+ * a Node.js process, the event loop that serves every connection, without the worker threads
+ * (the embedded store's, rewrite workers, libuv's pool) and V8's helper threads.
+ */
+export function mainThreadCpuMicrosOf(pid: number | undefined): number {
+  return statCpuMicros(`/proc/${pid}/task/${pid}/stat`)
+}
+
+/** A process's resident memory now (VmRSS), in bytes; NaN without /proc. */
+export function rssBytesOf(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024
   } catch {
     return Number.NaN
   }

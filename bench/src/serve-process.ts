@@ -1,10 +1,11 @@
 /**
- * `palisade serve` as deployed, for the benchmarks that measure it (bench/memory, bench/pgbench):
- * the CLI in its own process with its store and query audit, started on free ports, and seeded
- * through the admin API.
+ * `palisade serve` as deployed, for the benchmarks that measure it (bench/memory, bench/pgbench,
+ * bench/pooling): the CLI in its own process with its store and query audit, started on free
+ * ports, and seeded through the admin API.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { freePort } from './free-port.js'
+import { cpuMicrosOf, mainThreadCpuMicrosOf } from './process-cpu.js'
 import { PASSWORD, SETUP } from './proxy-fixture.js'
 import type { ScratchDatabase } from './scratch-database.js'
 
@@ -16,11 +17,30 @@ export interface Serve {
   child: ChildProcess
   dataPort: number
   api(method: string, path: string, body?: unknown): Promise<any>
+  /**
+   * CPU time so far in µs (user + system, from /proc): the whole process, and its serving thread
+   * (the event loop every connection runs on) alone.
+   */
+  cpuMicros(): { process: number; servingThread: number }
   stop(): Promise<void>
 }
 
+export interface ServeOptions {
+  /**
+   * The same build with every query-audit row built, then dropped instead of written
+   * (`PALISADE_BENCH_DISCARD_QUERY_AUDIT=1`): beside the audited one, what the audit costs.
+   */
+  discardAudit?: boolean
+  /** More environment for the process (e.g. `PALISADE_MAX_CONNECTIONS`). */
+  env?: Record<string, string>
+}
+
 /** Starts `palisade serve`; resolves once the admin API answers, with an admin token. */
-export async function serve(dataDir: string, databaseUrl?: string): Promise<Serve> {
+export async function serve(
+  dataDir: string,
+  databaseUrl?: string,
+  options: ServeOptions = {},
+): Promise<Serve> {
   const [dataPort, adminPort] = [await freePort(), await freePort()]
   // BENCH_SERVE_NODE_ARGS: Node options for the served process (e.g. `--cpu-prof`).
   const nodeArgs = process.env['BENCH_SERVE_NODE_ARGS']?.split(' ').filter(Boolean) ?? []
@@ -33,6 +53,9 @@ export async function serve(dataDir: string, databaseUrl?: string): Promise<Serv
       ...process.env,
       PALISADE_ADMIN_USERNAME: ADMIN.username,
       PALISADE_ADMIN_PASSWORD: ADMIN.password,
+      // Set or cleared: the audited process must not inherit the bench's own setting.
+      PALISADE_BENCH_DISCARD_QUERY_AUDIT: options.discardAudit ? '1' : '',
+      ...options.env,
     },
   })
   const base = `http://127.0.0.1:${adminPort}`
@@ -64,6 +87,10 @@ export async function serve(dataDir: string, databaseUrl?: string): Promise<Serv
     child,
     dataPort,
     api,
+    cpuMicros: () => ({
+      process: cpuMicrosOf(child.pid),
+      servingThread: mainThreadCpuMicrosOf(child.pid),
+    }),
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGTERM')
@@ -80,6 +107,8 @@ export interface SeedOptions {
   maskEmail?: boolean
   /** Upstream sessions of the datasource (PostgreSQL upstream). */
   poolSize: number
+  /** How clients share them (the datasource's `pool_mode`; default: the server's, session). */
+  poolMode?: 'session' | 'transaction'
 }
 
 /** A datasource over the bench tables, a user `bench` (tenant 3) with access and the policies. */
@@ -105,6 +134,7 @@ export async function seed(
             sslmode: 'disable',
           },
           pool_size: options.poolSize,
+          ...(options.poolMode ? { pool_mode: options.poolMode } : {}),
         }
       : { name: 'bench', ds_type: 'pglite', access_mode: 'open', config: { init_sql: SETUP } },
   )

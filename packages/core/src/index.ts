@@ -21,6 +21,7 @@ export {
   type StatementLimits,
 } from './isolation/rewrite-pool.js'
 export type { LiteralParameters } from './literal-parameters.js'
+export { fillTemplate, textTemplate } from './literal-template.js'
 export { loadCore } from './load-core.js'
 export {
   type FilterColumnResolution,

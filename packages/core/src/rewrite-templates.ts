@@ -95,6 +95,7 @@ function fillStatements(
       policiesApplied: statement.policiesApplied,
       facts: statement.facts,
       ...(parameters ? { parameters } : {}),
+      template: { originalSql: statement.originalSql, sql: statement.sql, literals },
     }
   })
   return Object.freeze({ statements: Object.freeze(statements) })

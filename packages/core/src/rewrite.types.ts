@@ -30,6 +30,19 @@ export interface RewrittenStatement {
    * upstream prepared statement shared by every statement of its shape; absent when none is.
    */
   readonly parameters?: LiteralParameters
+  /**
+   * For a statement filled from a rewrite template (rewrite-templates.ts): both texts with `$n`
+   * in the literals' places, and the literals. The audit stores a shape once and only the
+   * literals per statement; `fillTemplate(textTemplate(text, n), literals)` gives the texts back.
+   */
+  readonly template?: StatementTextTemplate
+}
+
+/** A statement's original and rewritten texts as `$n` templates, with the literals that fill them. */
+export interface StatementTextTemplate {
+  readonly originalSql: string
+  readonly sql: string
+  readonly literals: readonly string[]
 }
 
 /** What a session's shadow policies would have done to one statement (never applied). */

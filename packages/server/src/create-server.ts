@@ -7,6 +7,7 @@ import { ensureInitialAdmin, resolveJwtSecret } from './bootstrap/admin-bootstra
 import { closeOnSignals } from './cli/signals.js'
 import type { DataPlaneConfig } from './config.js'
 import { createDataPlane, type DataPlane } from './create-data-plane.js'
+import { createStoreBackend } from './data-plane/store-backend.js'
 import { createAdminApp } from './http/index.js'
 import { createLogger, type Logger } from './logging/logger.js'
 import {
@@ -38,6 +39,8 @@ export interface ServerConfig {
   databaseUrl?: string | undefined
   /** Seals datasource passwords; else `PALISADE_SECRET_KEY` or `<dataDir>/secret.key`. */
   secretKey?: string | undefined
+  /** Days the query audit keeps its entries (`--audit-retention`; default: for ever). */
+  auditRetentionDays?: number | undefined
   /** Data plane listener (defaults: 127.0.0.1:5434). */
   dataPlane?: Partial<DataPlaneConfig> | undefined
   /** Admin plane listener (defaults: 127.0.0.1:5435; HTTPS when `tls` is set). */
@@ -101,6 +104,34 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       if (e.type === 'received') metrics.changeArrived(e.lagMs)
     }),
     onLoginAuditProblem: (message) => logger.warn({ event: 'login_audit' }, message),
+    queryAuditRetentionDays: config.auditRetentionDays,
+    onQueryAuditRetention: (e) => {
+      if (e.type === 'removed') {
+        const { checkpoint_id, cutoff, removed_batches, removed_entries, removed_texts } = e.removal
+        logger.info(
+          {
+            event: 'query_audit_retention',
+            checkpoint_id,
+            cutoff,
+            removed_batches,
+            removed_entries,
+            removed_texts,
+          },
+          'query audit: removed entries past the retention',
+        )
+        if (e.removal.breaks.length > 0) {
+          logger.warn(
+            { event: 'query_audit_retention', checkpoint_id, breaks: e.removal.breaks },
+            'query audit: entries were already missing in the stretch retention removed',
+          )
+        }
+      } else {
+        logger.warn(
+          { event: 'query_audit_retention', err: String(e.error) },
+          'query audit: retention run failed; retried at the next run',
+        )
+      }
+    },
   })
   const closers: (() => Promise<void>)[] = [() => store.close()]
   const closeAll = async () => {
@@ -124,9 +155,16 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     store.changes.onSignal((signal) => {
       if (signal.type === 'login_throttle_cleared') logins.throttle.clear(signal.scope, signal.key)
     })
+    const backend = createStoreBackend(store)
+    // Benchmarks only (bench/pgbench, bench/pooling): each query-audit row is built as usual and
+    // dropped at the hand-off to the store, so a bench can set the store's write path apart.
+    if (process.env['PALISADE_BENCH_DISCARD_QUERY_AUDIT'] === '1') {
+      logger.warn({ event: 'query_audit' }, 'query audit discarded: benchmark mode')
+      backend.audit = () => {}
+    }
     const dataPlane = await createDataPlane({
       logins,
-      store,
+      backend,
       ...config.dataPlane,
       ...(config.upstreamFactory ? { upstreamFactory: config.upstreamFactory } : {}),
       log: dataPlaneLog(logger),

@@ -6,6 +6,12 @@ import { GrantExpiry } from './access/grant-expiry.js'
 import { AttributesService } from './attributes/attributes-service.js'
 import { AuditChain, CHAIN_KEY_PURPOSE } from './audit/audit-chain.js'
 import { AdminAuditLog } from './audit/audit-log.js'
+import {
+  type QueryAuditRemoval,
+  QueryAuditRetention,
+  type QueryAuditRetentionEvent,
+  retentionDays,
+} from './audit/audit-retention.js'
 import { type AuditVerification, verifyAuditChains } from './audit/audit-verify.js'
 import { AuditedActions } from './audit/audited-actions.js'
 import { LoginAudit } from './audit/login-audit.js'
@@ -71,6 +77,15 @@ export interface CreateStoreOptions {
   onChangeFeed?: (event: ChangeFeedEvent) => void
   /** Whether this instance removes expired grants by itself (default true). */
   grantExpiry?: boolean
+  /**
+   * Days the query audit keeps its entries (a positive integer; default: for ever). Older batches
+   * are removed behind a signed checkpoint, hourly and at start (docs/audit.md#retention).
+   */
+  queryAuditRetentionDays?: number | undefined
+  /** Retention runs that removed something, and runs that failed, for the operator log. */
+  onQueryAuditRetention?: ((event: QueryAuditRetentionEvent) => void) | undefined
+  /** @internal The time retention counts back from (default `Date.now`; tests). */
+  clock?: (() => number) | undefined
   /** @internal Start PGlite from a `dumpDataDir()` snapshot (test fixtures). */
   loadDataDir?: Blob | File
 }
@@ -95,6 +110,11 @@ export interface Store {
   readonly accessRequests: AccessRequestsService
   /** Removes grants past their validity window, audited (runs by itself; `sweep` for tests). */
   readonly grantExpiry: Pick<GrantExpiry, 'sweep'>
+  /**
+   * Query-audit retention (`queryAuditRetentionDays`; runs by itself; `sweep` for tests):
+   * `days` is undefined when entries are kept for ever.
+   */
+  readonly auditRetention: Pick<QueryAuditRetention, 'sweep' | 'days'>
   /** Admin tokens ended by logout. */
   readonly tokens: TokensService
   /** Failed and throttled logins of both planes, and cleared throttles. */
@@ -116,6 +136,12 @@ export interface Store {
       timeline(filter?: QueryAuditTimelineFilter): Promise<QueryAuditTimeline>
       /** What a shadow policy would have done over a window (docs/policies.md). */
       shadowReport(policyId: string, filter?: ShadowReportFilter): Promise<ShadowReport>
+      /**
+       * Removes the batches whose entries are all older than `before`, behind a signed
+       * checkpoint, audited as `actorId` (default: the system actor); null when none were.
+       * Retention and the CLI only: no admin API route leads here (docs/audit.md#retention).
+       */
+      removeOlderThan(before: Date, actorId?: string): Promise<QueryAuditRemoval | null>
     }
     /** Checks the hash chains of both audit logs (audit-verify.ts). */
     verify(onProgress?: (checked: number) => void): Promise<AuditVerification>
@@ -167,6 +193,7 @@ const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url))
  * ```
  */
 export async function createStore(options: CreateStoreOptions = {}): Promise<Store> {
+  retentionDays(options.queryAuditRetentionDays)
   const { key, source } = await loadSecretKey({
     secretKey: options.secretKey,
     dataDir: options.dataDir,
@@ -215,15 +242,21 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
       throw error
     }
   }
-  const writer = new QueryAuditWriter(driver.db, {
+  // Batches are hashed, encoded and stored off the serving thread (docs/audit.md).
+  const writer = new QueryAuditWriter(await driver.auditSink(chainKey, randomUUID()), {
     ...options.queryAudit,
-    chain: new AuditChain(chainKey),
   })
   const users = new UsersService(context)
   const logins = new LoginAudit(driver.db, options.onLoginAuditProblem)
   const sessions = new SessionContextBuilder(context)
   const grantExpiry = new GrantExpiry(context)
   if (options.grantExpiry !== false) grantExpiry.start()
+  const auditRetention = new QueryAuditRetention(context, chainKey, {
+    days: options.queryAuditRetentionDays,
+    clock: options.clock,
+    onEvent: options.onQueryAuditRetention,
+  })
+  auditRetention.start()
   let closed = false
   const transaction = <T>(
     fn: (scoped: ScopedStore) => Promise<T>,
@@ -270,6 +303,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     sessions,
     accessRequests: new AccessRequestsService(context),
     grantExpiry,
+    auditRetention,
     tokens: new TokensService(context),
     logins,
     audit: {
@@ -282,6 +316,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
         export: (filter) => exportQueryAudit(driver.db, filter),
         timeline: (filter) => queryAuditTimeline(driver.db, filter),
         shadowReport: (policyId, filter) => shadowReport(driver.db, policyId, filter),
+        removeOlderThan: (before, actorId) => auditRetention.removeOlderThan(before, actorId),
         writer,
       },
       verify: (onProgress) => verifyAuditChains(driver.db, chainKey, onProgress),
@@ -299,6 +334,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
       if (closed) return
       closed = true
       await grantExpiry.stop()
+      await auditRetention.stop()
       await writer.close()
       await logins.flush()
       await driver.close()

@@ -24,6 +24,11 @@ export { RESERVED_USER_KEYS } from './attributes/attributes-service.js'
 export type { ExportedLink } from './audit/audit-chain.js'
 export type { AdminAuditEntry, AdminAuditFilter, AdminAuditLog } from './audit/audit-log.js'
 export type {
+  QueryAuditRemoval,
+  QueryAuditRetentionEvent,
+  RetentionBreak,
+} from './audit/audit-retention.js'
+export type {
   AuditLogName,
   AuditVerification,
   ChainBreak,

@@ -4,5 +4,5 @@ import { runResourceStoreCases } from './resource-store.cases.js'
 
 describe('store on embedded PGlite', () => {
   // PGlite is single-connection: concurrent calls are serialized, so races are simulated only.
-  runResourceStoreCases(() => createTestStore(), { realConcurrency: false })
+  runResourceStoreCases((options) => createTestStore(options), { realConcurrency: false })
 })

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { type ChangeNotice, createStore, type Store } from '../src/index.js'
 import { TEST_SECRET_KEY } from './fixtures/pglite.js'
 import { bootstrapAdmin, unique } from './helpers.js'
-import { runResourceStoreCases } from './resource-store.cases.js'
+import { runResourceStoreCases, type StoreTestOptions } from './resource-store.cases.js'
 
 const url = process.env['PALISADE_TEST_PG_URL']
 const created: string[] = []
@@ -35,7 +35,8 @@ async function dropDatabases(): Promise<void> {
   }
 }
 
-const open = (databaseUrl: string) => createStore({ databaseUrl, secretKey: TEST_SECRET_KEY })
+const open = (databaseUrl: string, options: StoreTestOptions = {}) =>
+  createStore({ databaseUrl, secretKey: TEST_SECRET_KEY, ...options })
 
 /** Waits until `predicate` holds over the collected notices, or fails after `ms`. */
 async function eventually(
@@ -54,7 +55,9 @@ async function eventually(
 describe.skipIf(!url)('store on PostgreSQL (PALISADE_TEST_PG_URL)', () => {
   afterAll(dropDatabases)
 
-  runResourceStoreCases(async () => open(await freshDatabase()), { realConcurrency: true })
+  runResourceStoreCases(async (options) => open(await freshDatabase(), options), {
+    realConcurrency: true,
+  })
 
   describe('several instances sharing one database', () => {
     it('migrates once when two instances start together', async () => {

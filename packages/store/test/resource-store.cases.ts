@@ -1,5 +1,6 @@
-import type { Store } from '../src/index.js'
+import type { CreateStoreOptions, Store } from '../src/index.js'
 import { auditCases } from './cases/audit.cases.js'
+import { auditRetentionCases } from './cases/audit-retention.cases.js'
 import { datasourcesCases } from './cases/datasources.cases.js'
 import { grantsCases } from './cases/grants.cases.js'
 import { policiesCases } from './cases/policies.cases.js'
@@ -8,8 +9,14 @@ import { sessionsCases } from './cases/sessions.cases.js'
 import { tagsCases } from './cases/tags.cases.js'
 import { usersCases } from './cases/users.cases.js'
 
+/** Store options a case may set (query-audit retention and its clock). */
+export type StoreTestOptions = Pick<
+  CreateStoreOptions,
+  'queryAuditRetentionDays' | 'clock' | 'onQueryAuditRetention'
+>
+
 /** Opens a fresh, migrated, empty store; each describe block gets its own. */
-export type MakeStore = () => Promise<Store>
+export type MakeStore = (options?: StoreTestOptions) => Promise<Store>
 
 /** The store contract: every driver runs the same cases (drizzle's pg-common pattern). */
 export function runResourceStoreCases(
@@ -22,6 +29,7 @@ export function runResourceStoreCases(
   policiesCases(makeStore, options)
   sessionsCases(makeStore)
   auditCases(makeStore)
+  auditRetentionCases(makeStore)
   grantsCases(makeStore)
   tagsCases(makeStore)
 }

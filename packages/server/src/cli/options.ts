@@ -126,6 +126,11 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_REWRITE_WORKERS',
     help: 'threads that rewrite long statements (cores - 1, at least 1)',
   },
+  'audit-retention': {
+    type: 'string',
+    env: 'PALISADE_AUDIT_RETENTION_DAYS',
+    help: 'days the query audit keeps its entries (default: for ever; docs/audit.md#retention)',
+  },
   'log-level': {
     type: 'string',
     env: 'PALISADE_LOG_LEVEL',
@@ -209,6 +214,7 @@ export function serverConfigFromArgs(
   const password = env['PALISADE_ADMIN_PASSWORD']
   return {
     ...storeLocation(flags, env),
+    auditRetentionDays: count(pick(flags, env, 'audit-retention'), '--audit-retention', 1),
     jwtSecret: env['PALISADE_ADMIN_JWT_SECRET'] || undefined,
     initialAdmin: username && password ? { username, password } : undefined,
     dataPlane: {

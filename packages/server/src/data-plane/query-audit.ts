@@ -1,4 +1,4 @@
-import { isPalisadeError, type ShadowOutcome } from '@palisade/core'
+import { isPalisadeError, type ShadowOutcome, type StatementTextTemplate } from '@palisade/core'
 import type { DataPlaneObserver } from '../metrics/server-metrics.js'
 import { WireError } from '../wire/wire-error.js'
 import type { AuditRow, DataPlaneBackend } from './backend.js'
@@ -15,6 +15,8 @@ export interface StatementOutcome {
   errorMessage: string | null
   /** What the session's shadow policies would have done (absent without any). */
   shadow?: ShadowOutcome | undefined
+  /** Both texts as a rewrite template and its literals, when they were filled from one. */
+  template?: StatementTextTemplate | undefined
 }
 
 /** `client_info` keeps the first 256 characters of `application_name` (docs/pgwire.md#connecting). */
@@ -58,6 +60,7 @@ export class QueryAudit {
       ...(outcome.shadow
         ? { shadow_policies: outcome.shadow.policies, shadow_denied: outcome.shadow.wouldDeny }
         : {}),
+      ...(outcome.template ? { template: outcome.template } : {}),
     })
     this.#observer?.statement(s.datasourceName, outcome.status, outcome.elapsedMs)
   }

@@ -357,6 +357,9 @@ export class ExtendedProtocol {
           rewrittenSql: statement?.sql ?? null,
           policiesApplied: statement?.policiesApplied ?? [],
           shadow: statement?.shadow,
+          // The template describes the statement's own text, which the Parse text is as a rule.
+          template:
+            statement?.originalSql === portal?.originalSql ? statement?.template : undefined,
           elapsedMs: performance.now() - started,
           status: error ? 'error' : 'success',
           errorMessage: error?.message ?? null,

@@ -53,6 +53,25 @@ describe('palisade serve configuration', () => {
     )
   })
 
+  it('reads the query-audit retention in days, and rejects anything but a positive integer', () => {
+    expect(serverConfigFromArgs({ 'log-level': 'silent' }, {}).auditRetentionDays).toBeUndefined()
+    expect(
+      serverConfigFromArgs({ 'log-level': 'silent' }, { PALISADE_AUDIT_RETENTION_DAYS: '90' })
+        .auditRetentionDays,
+    ).toBe(90)
+    expect(
+      serverConfigFromArgs(
+        { 'log-level': 'silent', 'audit-retention': '30' },
+        { PALISADE_AUDIT_RETENTION_DAYS: '90' },
+      ).auditRetentionDays,
+    ).toBe(30)
+    for (const bad of ['0', '-5', '1.5', 'ninety']) {
+      expect(() => serverConfigFromArgs({ 'audit-retention': bad }, {})).toThrow(
+        '--audit-retention must be an integer of at least 1',
+      )
+    }
+  })
+
   it('reads the login throttle settings, and rejects bad ones', () => {
     const config = serverConfigFromArgs(
       { 'log-level': 'silent', 'login-throttle-address-failures': '0' },

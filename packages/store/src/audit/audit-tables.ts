@@ -5,6 +5,7 @@ import {
   integer,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uuid,
@@ -37,45 +38,71 @@ export const adminAuditLog = pgTable(
   ],
 )
 
-/** Query audit (docs/audit.md#query-audit): one row per statement, written in batches after the result. */
-export const queryAuditLog = pgTable(
-  'query_audit_log',
+/**
+ * Query audit (docs/audit.md#how-rows-are-stored): entries are stored in sealed batches, one row
+ * per batch with one array element per entry, so the store writes one tuple per batch instead of
+ * one per statement. Long texts (statements, policies applied, error messages) live once in
+ * `query_audit_texts` and are referenced by 1-based index into the batch's `texts`.
+ * Times are milliseconds since the epoch. Format 1: entries moved from the row-per-entry log of
+ * earlier versions (each with its own HMAC link in `e_hash`); format 2: a batch sealed as a whole.
+ */
+export const queryAuditChunks = pgTable(
+  'query_audit_chunks',
   {
     id: uuid('id').primaryKey(),
-    userId: uuid('user_id').notNull(),
-    username: text('username').notNull(),
-    dataSourceId: uuid('data_source_id').notNull(),
-    datasourceName: text('datasource_name').notNull(),
-    originalQuery: text('original_query').notNull(),
-    rewrittenQuery: text('rewritten_query'),
-    policiesApplied: text('policies_applied').notNull().default('[]'),
-    executionTimeMs: integer('execution_time_ms'),
-    clientInfo: text('client_info'),
-    status: text('status').notNull(),
-    errorMessage: text('error_message'),
-    createdAt: ts('created_at').notNull().defaultNow(),
-    /** Shadow policies that matched (JSON array like policies_applied), null without any. */
-    shadowPolicies: text('shadow_policies'),
-    /** Whether enforcing the shadow policies would have refused the statement. */
-    shadowDenied: boolean('shadow_denied'),
-    /** Hash chain (audit-chain.ts): the writing stream, position in it, previous hash, own hash. */
+    format: smallint('format').notNull(),
     chainId: text('chain_id'),
-    chainSeq: bigint('chain_seq', { mode: 'number' }),
+    firstSeq: bigint('first_seq', { mode: 'number' }),
+    /** Format 2: the content hash of the chain's previous entry ('' for the first). */
     prevHash: text('prev_hash'),
+    /** Format 2: HMAC-SHA256 seal of the batch (audit-chunk-format.ts). */
     hash: text('hash'),
+    firstAt: bigint('first_at', { mode: 'number' }).notNull(),
+    lastAt: bigint('last_at', { mode: 'number' }).notNull(),
+    entries: integer('entries').notNull(),
+    /** Bit 1 success, 2 error, 4 denied: which statuses the batch holds. */
+    statusMask: smallint('status_mask').notNull(),
+    /** Who ran the statements: parallel arrays, one element per principal of the batch. */
+    pUserId: uuid('p_user_id').array().notNull(),
+    pUsername: text('p_username').array().notNull(),
+    pDsId: uuid('p_ds_id').array().notNull(),
+    pDsName: text('p_ds_name').array().notNull(),
+    pClientInfo: text('p_client_info').array().notNull(),
+    /** Digests of the texts the batch refers to. */
+    texts: uuid('texts').array().notNull(),
+    eId: uuid('e_id').array().notNull(),
+    eAt: bigint('e_at', { mode: 'number' }).array().notNull(),
+    ePrincipal: smallint('e_principal').array().notNull(),
+    eOriginal: smallint('e_original').array().notNull(),
+    /** The literals cut out of a templated statement (a JSON array), or null. */
+    eParams: text('e_params').array().notNull(),
+    eRewritten: smallint('e_rewritten').array().notNull(),
+    ePolicies: smallint('e_policies').array().notNull(),
+    eElapsed: integer('e_elapsed').array().notNull(),
+    /** 0 success, 1 error, 2 denied. */
+    eStatus: smallint('e_status').array().notNull(),
+    eError: smallint('e_error').array().notNull(),
+    eShadow: smallint('e_shadow').array().notNull(),
+    eShadowDenied: boolean('e_shadow_denied').array().notNull(),
+    /** Format 1 only: each entry's HMAC link, as the row-per-entry log stored it. */
+    eHash: text('e_hash').array(),
   },
   (t) => [
-    index('query_audit_chain_idx').on(t.chainId, t.chainSeq),
-    index('query_audit_created_idx').on(t.createdAt, t.id),
-    index('query_audit_user_idx').on(t.userId, t.createdAt, t.id),
-    index('query_audit_ds_idx').on(t.dataSourceId, t.createdAt, t.id),
-    index('query_audit_status_idx').on(t.status, t.createdAt, t.id),
+    index('query_audit_chunks_at_idx').on(t.firstAt, t.id),
+    index('query_audit_chunks_last_idx').on(t.lastAt, t.id),
+    index('query_audit_chunks_chain_idx').on(t.chainId, t.firstSeq),
   ],
 )
 
+/** Texts of the query audit, stored once: `digest` is the first 16 bytes of their SHA-256. */
+export const queryAuditTexts = pgTable('query_audit_texts', {
+  digest: uuid('digest').primaryKey(),
+  body: text('body').notNull(),
+})
+
 /**
- * Hourly row counts of the query audit per (user, datasource, status), kept by a statement
- * trigger on `query_audit_log`, so list totals stay fast at millions of rows. `bucket` is the
+ * Hourly row counts of the query audit per (user, datasource, status), kept by the query-audit
+ * writer in the transaction of each batch, so list totals stay fast at millions of rows. `bucket` is the
  * UTC hour (timestamp without time zone).
  */
 export const queryAuditCounts = pgTable(
@@ -88,6 +115,30 @@ export const queryAuditCounts = pgTable(
     n: bigint('n', { mode: 'number' }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.bucket, t.userId, t.dataSourceId, t.status] })],
+)
+
+/**
+ * Retention checkpoints of the query audit (docs/audit.md#retention; audit-checkpoints.ts): one
+ * row per retention run that removed batches, append-only. `positions` is JSON text
+ * `[{chain_id, seq, hash}]`, sorted by chain: per chain whose entries were removed, the last
+ * removed entry's sequence number and content hash, where the chain now resumes. `signature` is
+ * HMAC-SHA256, with the chain key, of the checkpoint's canonical content. A batch may be deleted
+ * only when it ends before the cutoff of a checkpoint (migration 0015).
+ */
+export const queryAuditCheckpoints = pgTable(
+  'query_audit_checkpoints',
+  {
+    id: uuid('id').primaryKey(),
+    /** Milliseconds since the epoch, as the batches' times. */
+    createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+    /** Batches whose last entry is older than this (ms) were removed. */
+    cutoff: bigint('cutoff', { mode: 'number' }).notNull(),
+    positions: text('positions').notNull(),
+    removedChunks: integer('removed_chunks').notNull(),
+    removedEntries: bigint('removed_entries', { mode: 'number' }).notNull(),
+    signature: text('signature').notNull(),
+  },
+  (t) => [index('query_audit_checkpoints_cutoff_idx').on(t.cutoff)],
 )
 
 /**

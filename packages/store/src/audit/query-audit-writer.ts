@@ -1,8 +1,8 @@
+import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import { constraintOf, type Db, isStoreUnreachable, sqlStateOf } from '../kernel/db.js'
-import { uuidv7 } from '../kernel/ids.js'
-import type { queryAuditLog } from '../tables.js'
-import { type AuditChain, canonicalQueryEntry } from './audit-chain.js'
+import { type Db, isStoreUnreachable } from '../kernel/db.js'
+import { type AuditBatch, AuditBatchBuilder, splitBatch } from './audit-batch.js'
+import { AuditIngest, INSERT_BATCH } from './audit-ingest.js'
 
 /** One statement to record (docs/audit.md#query-audit); `policies_applied` may be given as an array. */
 export interface QueryAuditRecord {
@@ -23,11 +23,35 @@ export interface QueryAuditRecord {
   shadow_denied?: boolean | null
   /** Defaults to the time `write` was called. */
   created_at?: Date
+  /**
+   * The statement as a rewrite template filled with literals (core's `RewrittenStatement.template`):
+   * stored as the shared template plus the literals; `original_query` and `rewritten_query` must
+   * be what filling it gives.
+   */
+  template?: {
+    readonly originalSql: string
+    readonly sql: string
+    readonly literals: readonly string[]
+  }
+}
+
+/** Where batches go: the thread that hashes, encodes and stores them (audit-ingest.ts). */
+export interface AuditSink {
+  write(batch: AuditBatch): Promise<void>
+}
+
+/** A sink that stores batches on this thread through `db` (tests; stores handed in by hand). */
+export function inProcessSink(db: Db, key?: Buffer): AuditSink {
+  const ingest = new AuditIngest(key, key ? randomUUID() : undefined)
+  const run = async (param: string) => {
+    await db.execute(sql`${sql.raw(INSERT_BATCH.before)}${param}${sql.raw(INSERT_BATCH.after)}`)
+  }
+  return { write: (batch) => ingest.write(run, batch) }
 }
 
 /** Tuning of the writer; the defaults suit one proxy process. */
 export interface QueryAuditWriterOptions {
-  /** Rows per INSERT (default 500). */
+  /** Entries per stored batch (default 500). */
   batchSize?: number
   /** Longest time a row waits before its batch is written (default 50 ms). */
   intervalMs?: number
@@ -40,25 +64,25 @@ export interface QueryAuditWriterOptions {
   highWater?: number
   /** Called once per overflow episode and per failed batch, for the operator's log. */
   onProblem?: (message: string) => void
-  /** The hash chain rows are linked into (the store gives its own); without one, unlinked. */
-  chain?: AuditChain
+  /** With a store handed in as a `Db`: the key batches are sealed with; without one, unlinked. */
+  chainKey?: Buffer
 }
-
-type Insert = typeof queryAuditLog.$inferInsert
 
 /** Longest pause between attempts while the store is unreachable. */
 const MAX_BACKOFF_MS = 2000
 
 /**
- * Queues query-audit rows in memory and writes them in batches, off the query's path (docs/audit.md#query-audit).
- * Overflow: when `maxQueue` rows are waiting (the store is down or too slow), new rows are
+ * Queues query-audit entries in memory and hands them, in batches, to the thread that stores
+ * them, off the query's path (docs/audit.md#query-audit). The serving thread only fills a
+ * columnar batch (audit-batch.ts); hashing, encoding and writing happen in the sink.
+ * Overflow: when `maxQueue` entries are waiting (the store is down or too slow), new ones are
  * dropped and counted in `stats.dropped` rather than blocking queries or growing without bound.
- * A failed batch is retried up to 3 times, then written row by row; rows that still fail are
- * dropped and counted in `stats.failed`. While the store cannot be reached at all, rows stay
- * queued (within `maxQueue`) and writing resumes, with backoff, once it answers again.
+ * A failed batch is retried up to 3 times, then written entry by entry; entries that still fail
+ * are dropped and counted in `stats.failed`. While the store cannot be reached at all, batches
+ * stay queued (within `maxQueue`) and writing resumes, with backoff, once it answers again.
  */
 export class QueryAuditWriter {
-  readonly #db: Db
+  readonly #sink: AuditSink
   readonly #batchSize: number
   readonly #intervalMs: number
   readonly #maxQueue: number
@@ -66,7 +90,11 @@ export class QueryAuditWriter {
   readonly #highWater: number
   /** Those waiting for the backlog to shrink. */
   #waiting: Array<() => void> = []
-  #queue: Insert[] = []
+  /** The batch being filled, and the full ones waiting to be stored. */
+  readonly #builder: AuditBatchBuilder
+  #queue: AuditBatch[] = []
+  /** Entries in `#queue` (the one being stored included). */
+  #queuedEntries = 0
   #timer: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
   #overflowing = false
@@ -77,31 +105,30 @@ export class QueryAuditWriter {
   /** Counters for monitoring. */
   readonly stats = { written: 0, dropped: 0, failed: 0 }
 
-  readonly #chain: AuditChain | undefined
-
-  constructor(db: Db, options: QueryAuditWriterOptions = {}) {
-    this.#db = db
-    this.#chain = options.chain
+  /** `target`: a sink (the store's own thread), or a `Db` to store through on this thread. */
+  constructor(target: Db | AuditSink, options: QueryAuditWriterOptions = {}) {
+    this.#sink = isSink(target) ? target : inProcessSink(target, options.chainKey)
     this.#batchSize = options.batchSize ?? 500
+    this.#builder = new AuditBatchBuilder(this.#batchSize)
     this.#intervalMs = options.intervalMs ?? 50
     this.#maxQueue = options.maxQueue ?? 100_000
     this.#highWater = Math.max(1, Math.min(options.highWater ?? 20_000, this.#maxQueue / 2))
     this.#onProblem = options.onProblem ?? (() => {})
   }
 
-  /** Rows waiting to be written. */
+  /** Entries waiting to be written. */
   get queued(): number {
-    return this.#queue.length
+    return this.#queuedEntries + this.#builder.size
   }
 
   /**
-   * While the store answers but falls behind (more than `highWater` rows waiting), a promise
+   * While the store answers but falls behind (more than `highWater` entries waiting), a promise
    * that resolves once half of them are written: the data plane waits for it before a client's
-   * next statement, so a store slower than the queries paces them instead of losing rows. While
-   * the store cannot be reached, nothing waits (rows queue, then overflow, as documented).
+   * next statement, so a store slower than the queries paces them instead of losing entries.
+   * While the store cannot be reached, nothing waits (entries queue, then overflow, as documented).
    */
   backlog(): Promise<void> | undefined {
-    if (this.#queue.length < this.#highWater || this.#backoffMs > 0 || this.#closed) {
+    if (this.queued < this.#highWater || this.#backoffMs > 0 || this.#closed) {
       return undefined
     }
     return new Promise((resolve) => this.#waiting.push(resolve))
@@ -110,13 +137,13 @@ export class QueryAuditWriter {
   /** Lets the waiting go once the backlog has halved, the store is unreachable or closed. */
   #release(): void {
     if (this.#waiting.length === 0) return
-    if (this.#queue.length >= this.#highWater / 2 && this.#backoffMs === 0 && !this.#closed) return
+    if (this.queued >= this.#highWater / 2 && this.#backoffMs === 0 && !this.#closed) return
     for (const resolve of this.#waiting.splice(0)) resolve()
   }
 
-  /** Queues one row; returns false when it was dropped (queue full or writer closed). */
+  /** Queues one entry; returns false when it was dropped (queue full or writer closed). */
   write(record: QueryAuditRecord): boolean {
-    if (this.#closed || this.#queue.length >= this.#maxQueue) {
+    if (this.#closed || this.queued >= this.#maxQueue) {
       this.stats.dropped++
       if (!this.#overflowing) {
         this.#overflowing = true
@@ -125,59 +152,41 @@ export class QueryAuditWriter {
       return false
     }
     this.#overflowing = false
-    const applied = record.policies_applied ?? '[]'
-    const time = record.execution_time_ms
-    // Rows are made storable here, so one odd value can never fail a whole batch.
-    this.#queue.push({
-      id: uuidv7(),
-      userId: record.user_id,
-      username: storable(record.username),
-      dataSourceId: record.data_source_id,
-      datasourceName: storable(record.datasource_name),
-      originalQuery: storable(record.original_query),
-      rewrittenQuery: nullableStorable(record.rewritten_query),
-      policiesApplied: storable(typeof applied === 'string' ? applied : JSON.stringify(applied)),
-      executionTimeMs:
-        time === null || time === undefined || !Number.isFinite(time)
-          ? null
-          : Math.min(2_147_483_647, Math.max(0, Math.round(time))),
-      clientInfo: nullableStorable(record.client_info?.slice(0, 256)),
-      status: record.status,
-      errorMessage: nullableStorable(record.error_message),
-      shadowPolicies:
-        record.shadow_policies === null || record.shadow_policies === undefined
-          ? null
-          : storable(
-              typeof record.shadow_policies === 'string'
-                ? record.shadow_policies
-                : JSON.stringify(record.shadow_policies),
-            ),
-      shadowDenied: record.shadow_denied ?? null,
-      createdAt: record.created_at ?? new Date(),
-    })
+    this.#builder.add(record)
+    if (this.#builder.full) this.#seal()
     // While the store is unreachable, the backoff timer paces the attempts.
-    if (this.#queue.length >= this.#batchSize && this.#backoffMs === 0) this.#kick()
+    if (this.#queue.length > 0 && this.#backoffMs === 0) this.#kick()
     else this.#schedule()
     return true
+  }
+
+  /** Moves the batch being filled to the queue. */
+  #seal(): void {
+    const batch = this.#builder.take()
+    if (!batch) return
+    this.#queue.push(batch)
+    this.#queuedEntries += batch.n
   }
 
   /** Writes everything queued so far; call on shutdown. */
   async flush(): Promise<void> {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = undefined
-    // A flush ends: with the store unreachable its rows are retried and dropped, not kept.
+    // A flush ends: with the store unreachable its entries are retried and dropped, not kept.
     this.#flushing = true
     try {
+      this.#seal()
       while (this.#queue.length > 0 || this.#running) {
         if (!this.#running) this.#kick()
         await this.#running
+        this.#seal()
       }
     } finally {
       this.#flushing = false
     }
   }
 
-  /** Flushes and refuses further rows. */
+  /** Flushes and refuses further entries. */
   async close(): Promise<void> {
     this.#closed = true
     this.#release()
@@ -188,6 +197,7 @@ export class QueryAuditWriter {
     if (this.#timer || this.#running) return
     this.#timer = setTimeout(() => {
       this.#timer = undefined
+      this.#seal()
       this.#kick()
     }, this.#backoffMs || this.#intervalMs)
     this.#timer.unref()
@@ -199,39 +209,16 @@ export class QueryAuditWriter {
     this.#timer = undefined
     this.#running = this.#drain().finally(() => {
       this.#running = undefined
-      if (this.#queue.length > 0 && !this.#closed) this.#schedule()
+      if (this.queued > 0 && !this.#closed) this.#schedule()
     })
   }
 
-  /** Inserts rows linked into this writer's hash chain; the chain moves only if they are stored. */
-  async #insert(rows: readonly Insert[]): Promise<void> {
-    if (!this.#chain) {
-      await insertBatch(this.#db, rows).catch((error: unknown) => {
-        if (!alreadyStored(error)) throw error
-      })
-      return
-    }
-    // One drain runs at a time, so links are made and committed in order.
-    const { links, commit } = this.#chain.link(
-      rows.map((r) => canonicalQueryEntry({ ...r, createdAt: r.createdAt as Date })),
-    )
-    try {
-      await insertBatch(
-        this.#db,
-        rows.map((r, i) => ({ ...r, ...links[i] })),
-      )
-    } catch (error) {
-      if (!alreadyStored(error)) throw error
-    }
-    commit()
-  }
-
-  /** After a batch failed repeatedly: write its rows singly, so only the bad ones are lost. */
-  async #writeOneByOne(batch: readonly Insert[], cause: unknown): Promise<void> {
+  /** After a batch failed repeatedly: write its entries singly, so only the bad ones are lost. */
+  async #writeOneByOne(batch: AuditBatch, cause: unknown): Promise<void> {
     let lost = 0
-    for (const row of batch) {
+    for (const single of splitBatch(batch)) {
       try {
-        await this.#insert([row])
+        await this.#sink.write(single)
         this.stats.written++
       } catch {
         lost++
@@ -239,18 +226,20 @@ export class QueryAuditWriter {
     }
     if (lost > 0) {
       this.stats.failed += lost
-      this.#onProblem(`query audit lost ${lost} of ${batch.length} rows: ${String(cause)}`)
+      this.#onProblem(`query audit lost ${lost} of ${batch.n} rows: ${String(cause)}`)
     }
   }
 
   async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, this.#batchSize)
+    for (;;) {
+      const batch = this.#queue[0]
+      if (!batch) return
       let attempt = 0
       for (;;) {
         try {
-          await this.#insert(batch)
-          this.stats.written += batch.length
+          await this.#sink.write(batch)
+          this.#done(batch)
+          this.stats.written += batch.n
           this.#release()
           if (this.#backoffMs > 0) {
             this.#backoffMs = 0
@@ -259,8 +248,7 @@ export class QueryAuditWriter {
           break
         } catch (error) {
           if (!this.#closed && !this.#flushing && isStoreUnreachable(error)) {
-            // Keep the rows for when the store is back; new rows keep queueing up to maxQueue.
-            this.#queue.unshift(...batch)
+            // Keep the batch for when the store is back; new entries keep queueing up to maxQueue.
             if (this.#backoffMs === 0) {
               this.#onProblem('query audit: the store is unreachable; keeping rows queued')
             }
@@ -272,6 +260,7 @@ export class QueryAuditWriter {
             return
           }
           if (++attempt >= 3) {
+            this.#done(batch)
             await this.#writeOneByOne(batch, error)
             this.#release()
             break
@@ -281,69 +270,14 @@ export class QueryAuditWriter {
       }
     }
   }
+
+  /** Takes a stored (or given up) batch off the queue. */
+  #done(batch: AuditBatch): void {
+    this.#queue.shift()
+    this.#queuedEntries -= batch.n
+  }
 }
 
-/**
- * An earlier attempt of this very batch committed but its answer never arrived (the connection
- * dropped after COMMIT): one INSERT is all or nothing, so its rows are all stored, with the same
- * ids and the same chain links. Counting them lost would report rows that are there.
- */
-function alreadyStored(error: unknown): boolean {
-  return sqlStateOf(error) === '23505' && constraintOf(error) === 'query_audit_log_pkey'
-}
-
-/**
- * PostgreSQL text cannot hold NUL, nor JSON a lone surrogate half: both become U+FFFD rather
- * than failing the row.
- */
-function storable(text: string): string {
-  // ES2024 string methods (Node 20 has them; the compiler's library predates them).
-  const checked = text as string & { isWellFormed(): boolean; toWellFormed(): string }
-  const whole = checked.isWellFormed() ? text : checked.toWellFormed()
-  return whole.includes('\u0000') ? whole.replaceAll('\u0000', '\uFFFD') : whole
-}
-
-function nullableStorable(text: string | null | undefined): string | null {
-  return text === null || text === undefined ? null : storable(text)
-}
-
-/**
- * One INSERT per batch with the rows as one JSON parameter: V8 writes the JSON natively, where
- * one array parameter per column was escaped element by element in JavaScript, on the thread
- * that serves every client (docs/store.md#query-audit).
- */
-async function insertBatch(db: Db, batch: readonly Insert[]): Promise<void> {
-  const rows = JSON.stringify(
-    batch.map((r) => ({
-      id: r.id,
-      user_id: r.userId,
-      username: r.username,
-      data_source_id: r.dataSourceId,
-      datasource_name: r.datasourceName,
-      original_query: r.originalQuery,
-      rewritten_query: r.rewrittenQuery ?? null,
-      policies_applied: r.policiesApplied ?? '[]',
-      execution_time_ms: r.executionTimeMs ?? null,
-      client_info: r.clientInfo ?? null,
-      status: r.status,
-      error_message: r.errorMessage ?? null,
-      created_at: (r.createdAt as Date).toISOString(),
-      chain_id: r.chainId ?? null,
-      chain_seq: r.chainSeq ?? null,
-      prev_hash: r.prevHash ?? null,
-      hash: r.hash ?? null,
-      shadow_policies: r.shadowPolicies ?? null,
-      shadow_denied: r.shadowDenied ?? null,
-    })),
-  )
-  await db.execute(sql`
-    INSERT INTO query_audit_log (id, user_id, username, data_source_id, datasource_name,
-      original_query, rewritten_query, policies_applied, execution_time_ms, client_info, status,
-      error_message, created_at, chain_id, chain_seq, prev_hash, hash, shadow_policies,
-      shadow_denied)
-    SELECT * FROM json_to_recordset(${rows}::json) AS r(id uuid, user_id uuid, username text,
-      data_source_id uuid, datasource_name text, original_query text, rewritten_query text,
-      policies_applied text, execution_time_ms int, client_info text, status text,
-      error_message text, created_at timestamptz, chain_id text, chain_seq bigint,
-      prev_hash text, hash text, shadow_policies text, shadow_denied boolean)`)
+function isSink(target: Db | AuditSink): target is AuditSink {
+  return typeof (target as Partial<AuditSink>).write === 'function' && !('execute' in target)
 }

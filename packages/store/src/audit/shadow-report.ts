@@ -1,7 +1,8 @@
-import { and, count, desc, type SQL, sql } from 'drizzle-orm'
-import type { Db } from '../kernel/db.js'
-import { queryAuditLog } from '../tables.js'
-import { invalidParameter, parseTime, type TimeInput, timeRange } from './audit-filters.js'
+import { type SQL, sql } from 'drizzle-orm'
+import { type Db, rowsOf } from '../kernel/db.js'
+import { entryAt } from './audit-chunk-format.js'
+import { chunksById, chunkWhere, entryFilter, loadTexts } from './audit-chunk-reads.js'
+import { invalidParameter, parseTime, type TimeInput } from './audit-filters.js'
 
 /** Window of `GET /policies/{id}/shadow-report`. */
 export interface ShadowReportFilter {
@@ -44,35 +45,73 @@ export async function shadowReport(
   if (!Number.isInteger(limit) || limit < 0 || limit > 100) {
     throw invalidParameter('examples', 'must be an integer from 0 to 100')
   }
-  const matches: SQL = sql`${queryAuditLog.shadowPolicies} IS NOT NULL AND ${queryAuditLog.shadowPolicies}::jsonb @> ${JSON.stringify([{ policy_id: policyId }])}::jsonb`
-  const where = and(matches, ...timeRange(queryAuditLog.createdAt, filter))
-  const denied = sql<number>`count(*) FILTER (WHERE ${queryAuditLog.shadowDenied})`
-  const [users, examples] = await Promise.all([
-    db
-      .select({
-        user_id: queryAuditLog.userId,
-        username: sql<string>`max(${queryAuditLog.username})`,
-        statements: count(),
-        would_deny: denied,
-      })
-      .from(queryAuditLog)
-      .where(where)
-      .groupBy(queryAuditLog.userId)
-      .orderBy(desc(count()), queryAuditLog.userId),
-    db
-      .select({
-        id: queryAuditLog.id,
-        created_at: queryAuditLog.createdAt,
-        username: queryAuditLog.username,
-        datasource_name: queryAuditLog.datasourceName,
-        original_query: queryAuditLog.originalQuery,
-        would_deny: queryAuditLog.shadowDenied,
-      })
-      .from(queryAuditLog)
-      .where(where)
-      .orderBy(desc(queryAuditLog.createdAt), desc(queryAuditLog.id))
-      .limit(limit),
+  const window = entryFilter({ from: filter.from, to: filter.to })
+  const bounds: SQL[] = [sql`e.sh IS NOT NULL`]
+  if (window.from !== undefined) bounds.push(sql`e.at >= ${window.from}::bigint`)
+  if (window.to !== undefined) bounds.push(sql`e.at <= ${window.to}::bigint`)
+  // The entries with shadow records in the window, and which of their (shared) shadow texts name
+  // the policy. The texts are fenced off (MATERIALIZED) so only shadow texts are read as JSON.
+  const matched = sql`WITH e AS (
+      SELECT c.id AS chunk, e.i, e.at, e.eid, c.p_user_id[e.p] AS user_id,
+        c.p_username[e.p] AS username, c.texts[e.sh] AS digest, e.denied
+      FROM query_audit_chunks c
+      CROSS JOIN LATERAL unnest(c.e_at, c.e_id, c.e_principal, c.e_shadow, c.e_shadow_denied)
+        WITH ORDINALITY AS e(at, eid, p, sh, denied, i)
+      WHERE ${chunkWhere(window)} AND ${sql.join(bounds, sql` AND `)}
+    ),
+    s AS MATERIALIZED (
+      SELECT t.digest, t.body FROM query_audit_texts t WHERE t.digest IN (SELECT digest FROM e)
+    ),
+    m AS (
+      SELECT e.* FROM e WHERE e.digest IN (
+        SELECT digest FROM s WHERE s.body::jsonb @> ${JSON.stringify([{ policy_id: policyId }])}::jsonb
+      )
+    )`
+  const [users, picks] = await Promise.all([
+    rowsOf<{ user_id: string; username: string; statements: number; would_deny: number }>(
+      db.execute(sql`${matched}
+        SELECT user_id::text AS user_id, max(username) AS username, count(*)::int AS statements,
+          (count(*) FILTER (WHERE denied))::int AS would_deny
+        FROM m GROUP BY user_id ORDER BY count(*) DESC, user_id`),
+    ),
+    limit === 0
+      ? Promise.resolve([])
+      : rowsOf<{ chunk: string; i: number }>(
+          db.execute(sql`${matched}
+            SELECT chunk::text AS chunk, i::int AS i FROM m ORDER BY at DESC, eid DESC
+            LIMIT ${limit}`),
+        ),
   ])
+  const chunks = new Map(
+    (
+      await chunksById(
+        db,
+        picks.map((p) => p.chunk),
+      )
+    ).map((c) => [c.id, c]),
+  )
+  const texts = await loadTexts(
+    db,
+    picks.map((p) => {
+      const row = chunks.get(p.chunk)
+      const slot = row?.e_original[Number(p.i) - 1]
+      return row && slot ? (row.texts[slot - 1] ?? null) : null
+    }),
+  )
+  const examples: ShadowReport['examples'] = []
+  for (const p of picks) {
+    const row = chunks.get(p.chunk)
+    if (!row) continue
+    const e = entryAt(row, Number(p.i) - 1, (d) => texts.get(d))
+    examples.push({
+      id: e.id,
+      created_at: e.createdAt.toISOString(),
+      username: e.username,
+      datasource_name: e.datasourceName,
+      original_query: e.originalQuery,
+      would_deny: e.shadowDenied === true,
+    })
+  }
   const byUser = users.map((u) => ({
     ...u,
     statements: Number(u.statements),
@@ -85,10 +124,6 @@ export async function shadowReport(
     statements: byUser.reduce((n, u) => n + u.statements, 0),
     would_deny: byUser.reduce((n, u) => n + u.would_deny, 0),
     users: byUser,
-    examples: examples.map((e) => ({
-      ...e,
-      created_at: e.created_at.toISOString(),
-      would_deny: e.would_deny === true,
-    })),
+    examples,
   }
 }

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { workerEntry } from '@palisade/core'
+import type { AuditSink } from '../audit/query-audit-writer.js'
 import {
   fromWireError,
   type PgliteRequest,
@@ -141,6 +142,16 @@ export class PgliteClient {
       await this.#call({ op: 'end', tx, commit: true })
     }
     return result
+  }
+
+  /** A sink that stores query-audit batches on this thread (audit-ingest.ts), linked with `key`. */
+  async auditSink(key: Buffer | undefined, chainId: string): Promise<AuditSink> {
+    await this.#call({ op: 'audit-open', key: key ? new Uint8Array(key) : null, chainId })
+    return {
+      write: async (batch) => {
+        await this.#call({ op: 'audit', batch })
+      },
+    }
   }
 
   /** A snapshot of the data directory, as PGlite's `dumpDataDir('none')` gives it. */

@@ -1,3 +1,5 @@
+import type { AuditBatch } from '../audit/audit-batch.js'
+
 /** What the embedded store's thread and its client say to each other (pglite-thread.ts). */
 
 /** How a query's rows come back: drizzle asks for some types as their text (no parsing). */
@@ -23,6 +25,10 @@ export type PgliteRequest =
   /** Ends a transaction: commits, or rolls back. */
   | { id: number; op: 'end'; tx: number; commit: boolean }
   | { id: number; op: 'dump' }
+  /** Opens the query-audit writing stream of this process (audit-ingest.ts). */
+  | { id: number; op: 'audit-open'; key: Uint8Array | null; chainId: string | null }
+  /** Stores one query-audit batch in that stream. */
+  | { id: number; op: 'audit'; batch: AuditBatch }
   | { id: number; op: 'close' }
 
 /** An error as data: its message, name and the PostgreSQL fields (code, constraint, …). */

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, type Transaction } from '@electric-sql/pglite'
+import { AuditIngest, INSERT_BATCH, type RunBatchInsert } from '../audit/audit-ingest.js'
 import {
   type PgliteRequest,
   type PgliteResponse,
@@ -29,6 +30,10 @@ let nextTransaction = 1
 const ROLLBACK = Symbol('rollback')
 
 const identity = (value: string) => value
+
+/** The query audit's writing stream, once opened: batches are hashed, encoded and stored here. */
+let audit: { ingest: AuditIngest; run: RunBatchInsert } | undefined
+const INSERT_BATCH_SQL = `${INSERT_BATCH.before}$1${INSERT_BATCH.after}`
 
 function queryOptions(wire: WireQueryOptions) {
   return {
@@ -87,6 +92,21 @@ async function handle(db: PGlite, request: PgliteRequest): Promise<unknown> {
       } catch (error) {
         if (error !== ROLLBACK) throw error
       }
+      return null
+    }
+    case 'audit-open': {
+      const key = request.key ? Buffer.from(request.key) : undefined
+      audit = {
+        ingest: new AuditIngest(key, request.chainId ?? undefined),
+        run: async (param) => {
+          await db.query(INSERT_BATCH_SQL, [param])
+        },
+      }
+      return null
+    }
+    case 'audit': {
+      if (!audit) throw new Error('the query audit stream is not open')
+      await audit.ingest.write(audit.run, request.batch)
       return null
     }
     case 'dump': {

@@ -72,6 +72,7 @@ export async function openPgliteDriver(options: PgliteDriverOptions = {}): Promi
     async migrate(migrationsFolder) {
       await migrate(drizzle(pglite, { schema }), { migrationsFolder })
     },
+    auditSink: (key, chainId) => client.auditSink(key, chainId),
     async dump() {
       return client.dumpDataDir()
     },

@@ -3,6 +3,7 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
 import type { Db, StoreDriver } from '../kernel/db.js'
 import * as schema from '../tables.js'
+import { PostgresAuditClient } from './postgres-audit-client.js'
 import { PostgresListener } from './postgres-listener.js'
 
 /** Advisory lock key that serializes migrations of instances sharing one database. */
@@ -31,6 +32,7 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
   pool.on('error', () => {})
   const db = drizzle(pool, { schema }) as unknown as Db
   let listener: PostgresListener | undefined
+  let audit: PostgresAuditClient | undefined
 
   return {
     kind: 'postgres',
@@ -55,6 +57,14 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       await next.start()
       listener = next
     },
+    async auditSink(key, chainId) {
+      audit = new PostgresAuditClient({
+        databaseUrl: options.databaseUrl,
+        key: key ? new Uint8Array(key) : null,
+        chainId,
+      })
+      return audit
+    },
     get listening() {
       return listener?.listening ?? false
     },
@@ -65,6 +75,7 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
       const l = listener
       listener = undefined
       await l?.close()
+      await audit?.close()
       await pool.end()
     },
   }

@@ -1,4 +1,5 @@
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import type { AuditSink } from '../audit/query-audit-writer.js'
 import type { ListenOptions } from '../drivers/postgres-listener.js'
 import type * as schema from '../tables.js'
 
@@ -23,6 +24,11 @@ export interface StoreDriver {
   readonly listening?: boolean
   /** Sends a NOTIFY on the listened channel through the listener connection (best effort). */
   notify?(payload: string): void
+  /**
+   * Where query-audit batches are hashed, encoded and stored: the embedded store's own thread, or
+   * the PostgreSQL store's audit thread. `key` seals batches into the writing stream `chainId`.
+   */
+  auditSink(key: Buffer | undefined, chainId: string): Promise<AuditSink>
   /** @internal PGlite only: a snapshot of the data directory (test fixtures). */
   dump?(): Promise<Blob>
   close(): Promise<void>

@@ -28,6 +28,8 @@ export const AUDIT_RESOURCE_TYPES = [
   'column_anchor',
   'access_request',
   'catalog_tag',
+  /** Retention removing old query-audit entries (docs/audit.md#retention). */
+  'query_audit',
 ] as const
 
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number]

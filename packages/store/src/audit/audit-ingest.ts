@@ -1,0 +1,304 @@
+import type { AuditBatch } from './audit-batch.js'
+import {
+  type ChunkRow,
+  chunkParts,
+  entryAt,
+  entryHash,
+  SEALED_COLUMNS,
+  STATUS_NAMES,
+  sealParts,
+  textDigest,
+} from './audit-chunk-format.js'
+
+/**
+ * Stores query-audit batches (audit-batch.ts) as sealed rows (audit-chunk-format.ts). It runs
+ * where the store's work runs: on the embedded store's own thread, on the PostgreSQL store's
+ * audit thread, or in-process for a store handed in by a test. It keeps its writing stream's
+ * head (sequence and last entry hash) and moves it only once a batch is committed, so a retry
+ * of the same batch makes the same row, and one the store already holds is counted stored.
+ */
+
+/**
+ * The one statement that stores a batch: its new texts, its row and its hourly counts, all or
+ * nothing, with the batch as one JSON parameter (`before` + `$1` + `after`). One statement, so
+ * one round trip and no transaction to hold open; a retry of a batch that was stored fails on
+ * the row's key as a whole.
+ */
+export const INSERT_BATCH = {
+  before: 'WITH b AS (SELECT ',
+  after: `::json AS j),
+  t AS (INSERT INTO query_audit_texts (digest, body)
+    SELECT x.digest, x.body FROM b, json_to_recordset(b.j->'texts') AS x(digest uuid, body text)
+    ON CONFLICT DO NOTHING),
+  c AS (INSERT INTO query_audit_counts AS c (bucket, user_id, data_source_id, status, n)
+    SELECT x.bucket, x.user_id, x.data_source_id, x.status, x.n
+    FROM b, json_to_recordset(b.j->'counts')
+      AS x(bucket timestamp, user_id uuid, data_source_id uuid, status text, n bigint)
+    ON CONFLICT (bucket, user_id, data_source_id, status) DO UPDATE SET n = c.n + excluded.n)
+  INSERT INTO query_audit_chunks
+  SELECT r.* FROM b, json_populate_record(NULL::query_audit_chunks, b.j->'chunk') AS r`,
+} as const
+
+/** Runs INSERT_BATCH with its parameter. */
+export type RunBatchInsert = (param: string) => Promise<void>
+
+/** Text digests remembered as stored, at most this many (then forgotten and relearned). */
+const KNOWN_TEXTS = 20_000
+/** How long one generation of remembered texts lasts (two at most are kept). */
+const KNOWN_GENERATION_MS = 5 * 60_000
+const HOUR = 3_600_000
+
+/** The bucket text of hour number `hour` (`query_audit_counts.bucket`). */
+function hourText(hour: number): string {
+  return new Date(hour * HOUR).toISOString().slice(0, 19).replace('T', ' ')
+}
+
+/** A batch's entries counted per hour, user, datasource and status (`query_audit_counts`). */
+function countsOf(row: ChunkRow) {
+  // Principals that differ only in names or client info count together.
+  const pairIndex = new Map<string, number>()
+  const pairOf = row.p_user_id.map((user, p) => {
+    const pair = `${user}|${row.p_ds_id[p]}`
+    let index = pairIndex.get(pair)
+    if (index === undefined) {
+      index = pairIndex.size
+      pairIndex.set(pair, index)
+    }
+    return index
+  })
+  const counts = new Map<
+    number,
+    { bucket: string; user_id: string; data_source_id: string; status: string; n: number }
+  >()
+  let lastHour = Number.NaN
+  let lastText = ''
+  for (let i = 0; i < row.entries; i++) {
+    const p = (row.e_principal[i] as number) - 1
+    const status = row.e_status[i] as number
+    const hour = Math.floor((row.e_at[i] as number) / HOUR)
+    const key = (hour * 65_536 + (pairOf[p] as number)) * 4 + status
+    const known = counts.get(key)
+    if (known) {
+      known.n++
+      continue
+    }
+    if (hour !== lastHour) {
+      lastHour = hour
+      lastText = hourText(hour)
+    }
+    counts.set(key, {
+      bucket: lastText,
+      user_id: row.p_user_id[p] as string,
+      data_source_id: row.p_ds_id[p] as string,
+      status: STATUS_NAMES[status] as string,
+      n: 1,
+    })
+  }
+  return [...counts.values()]
+}
+
+/**
+ * PostgreSQL text cannot hold NUL, nor JSON a lone surrogate half: both become U+FFFD rather
+ * than failing the batch.
+ */
+export function storable(text: string): string {
+  const checked = text as string & { isWellFormed(): boolean; toWellFormed(): string }
+  const whole = checked.isWellFormed() ? text : checked.toWellFormed()
+  return whole.includes('\u0000') ? whole.replaceAll('\u0000', '\uFFFD') : whole
+}
+
+/** Hex of a UUID's 16 bytes, as `uuidv7` writes them. */
+function uuidHex(uuid: string): string {
+  return uuid.replaceAll('-', '')
+}
+
+/**
+ * The id of entry `i` of a batch: a UUIDv7 with the entry's millisecond, its index in the 12
+ * bits after the version, and the batch id's random tail, so ids sort by time and are the same
+ * on every attempt to store the batch.
+ */
+function entryIds(seed: string, at: readonly number[]): string[] {
+  const hex = uuidHex(seed).slice(16)
+  // The variant bits (10xx) over the seed's random tail.
+  const tail = `${((Number.parseInt(hex.slice(0, 2), 16) & 0x3f) | 0x80).toString(16)}${hex.slice(2)}`
+  const suffix = `-${tail.slice(0, 4)}-${tail.slice(4)}`
+  let lastMs = Number.NaN
+  let prefix = ''
+  return at.map((ms, i) => {
+    if (ms !== lastMs) {
+      lastMs = ms
+      const time = Math.max(0, ms).toString(16).padStart(12, '0').slice(-12)
+      prefix = `${time.slice(0, 8)}-${time.slice(8, 12)}-`
+    }
+    return `${prefix}${(0x7000 | (i & 0xfff)).toString(16)}${suffix}`
+  })
+}
+
+export class AuditIngest {
+  readonly #key: Buffer | undefined
+  readonly #chainId: string | undefined
+  #seq = 0
+  #lastHash = ''
+  /** text → digest of texts known to be stored. */
+  #known = new Map<string, string>()
+  /**
+   * The previous generation of `#known`. A text is trusted as stored for at most two
+   * generations after it was last sent, never refreshed by use: retention removes texts no
+   * batch refers to any more, and one sent within the last minutes is referred to by a batch
+   * far younger than any retention.
+   */
+  #knownBefore = new Map<string, string>()
+  #generationStart = Date.now()
+
+  /** Without a key, rows are stored unlinked (no chain, no seal). */
+  constructor(key?: Buffer, chainId?: string) {
+    this.#key = key
+    this.#chainId = key ? chainId : undefined
+  }
+
+  /** Stores `batch` in one statement; throws the store's error and keeps the head if it fails. */
+  async write(run: RunBatchInsert, batch: AuditBatch): Promise<void> {
+    const { row, newTexts, bodies } = this.#row(batch)
+    // Each column is turned into JSON once: for the seal and for the statement's parameter.
+    const parts = chunkParts(row)
+    let lastHash = this.#lastHash
+    if (this.#key) {
+      row.hash = sealParts(this.#key, parts)
+      lastHash = entryHash(entryAt(row, row.entries - 1, (d) => bodies.get(d)))
+    }
+    const chunk = `{${SEALED_COLUMNS.map((column, i) => `"${column}":${parts[i]}`).join(',')},"hash":${JSON.stringify(row.hash)},"e_hash":null}`
+    const param = `{"texts":${JSON.stringify(newTexts)},"counts":${JSON.stringify(countsOf(row))},"chunk":${chunk}}`
+    try {
+      await run(param)
+    } catch (error) {
+      if (!alreadyStored(error)) throw error
+    }
+    if (this.#chainId) {
+      this.#seq += row.entries
+      this.#lastHash = lastHash
+    }
+    if (
+      this.#known.size + newTexts.length > KNOWN_TEXTS ||
+      Date.now() - this.#generationStart > KNOWN_GENERATION_MS
+    ) {
+      this.#knownBefore = this.#known
+      this.#known = new Map()
+      this.#generationStart = Date.now()
+    }
+    for (const t of newTexts) this.#known.set(t.body, t.digest)
+  }
+
+  /** The stored row of `batch`, with the texts the store may not hold yet. */
+  #row(batch: AuditBatch) {
+    const n = batch.n
+    const texts: string[] = []
+    const bodies = new Map<string, string>()
+    const newTexts: { digest: string; body: string }[] = []
+    /** 1-based slot in `texts` per index of `batch.strings`, 0 until used. */
+    const slots = new Int32Array(batch.strings.length)
+    const slot = (index: number): number | null => {
+      if (index < 0) return null
+      let s = slots[index] as number
+      if (s === 0) {
+        const body = storable(batch.strings[index] as string)
+        let digest = this.#known.get(body) ?? this.#knownBefore.get(body)
+        if (digest === undefined) {
+          digest = textDigest(body)
+          if (!bodies.has(digest)) newTexts.push({ digest, body })
+        }
+        bodies.set(digest, body)
+        texts.push(digest)
+        s = texts.length
+        slots[index] = s
+      }
+      return s
+    }
+    const principals = batch.principals
+    const count = principals.length / 5
+    const pick = (k: number) =>
+      Array.from({ length: count }, (_, p) => {
+        const value = principals[p * 5 + k]
+        if (value === null || value === undefined) return null
+        // `client_info` keeps the first 256 characters (docs/audit.md#fields).
+        return storable(k === 4 ? value.slice(0, 256) : value)
+      })
+    const row: ChunkRow = {
+      id: batch.seed,
+      format: 2,
+      chain_id: this.#chainId ?? null,
+      first_seq: this.#chainId ? this.#seq + 1 : null,
+      prev_hash: this.#chainId ? this.#lastHash : null,
+      hash: null,
+      first_at: 0,
+      last_at: 0,
+      entries: n,
+      status_mask: 0,
+      p_user_id: pick(0) as string[],
+      p_username: pick(1) as string[],
+      p_ds_id: pick(2) as string[],
+      p_ds_name: pick(3) as string[],
+      p_client_info: pick(4),
+      texts,
+      e_id: [],
+      e_at: [],
+      e_principal: [],
+      e_original: [],
+      e_params: [],
+      e_rewritten: [],
+      e_policies: [],
+      e_elapsed: [],
+      e_status: [],
+      e_error: [],
+      e_shadow: [],
+      e_shadow_denied: [],
+      e_hash: null,
+    }
+    let first = Number.POSITIVE_INFINITY
+    let last = Number.NEGATIVE_INFINITY
+    let literalAt = 0
+    for (let i = 0; i < n; i++) {
+      const ms = Math.floor(batch.at[i] as number)
+      if (ms < first) first = ms
+      if (ms > last) last = ms
+      row.e_at.push(ms)
+      row.e_principal.push((batch.principal[i] as number) + 1)
+      row.e_original.push(slot(batch.original[i] as number) ?? 0)
+      const literalCount = batch.literalCount[i] as number
+      if (literalCount >= 0) {
+        const literals = batch.literals.slice(literalAt, literalAt + literalCount).map(storable)
+        literalAt += literalCount
+        row.e_params.push(JSON.stringify(literals))
+      } else row.e_params.push(null)
+      row.e_rewritten.push(slot(batch.rewritten[i] as number))
+      row.e_policies.push(slot(batch.policies[i] as number) ?? 0)
+      const elapsed = batch.elapsed[i] as number
+      row.e_elapsed.push(elapsed < 0 ? null : elapsed)
+      const status = batch.status[i] as number
+      row.e_status.push(status)
+      row.status_mask |= 1 << status
+      row.e_error.push(slot(batch.error[i] as number))
+      row.e_shadow.push(slot(batch.shadow[i] as number))
+      const denied = batch.shadowDenied[i] as number
+      row.e_shadow_denied.push(denied < 0 ? null : denied === 1)
+    }
+    row.first_at = first
+    row.last_at = last
+    row.e_id = entryIds(batch.seed, row.e_at)
+    return { row, newTexts, bodies }
+  }
+}
+
+/**
+ * An earlier attempt of this very batch committed but its answer never arrived (the connection
+ * dropped after COMMIT): the batch is one row, all or nothing, so it is stored, with the same
+ * ids and seal. Counting it lost would report entries that are there.
+ */
+function alreadyStored(error: unknown): boolean {
+  let current: unknown = error
+  for (let i = 0; i < 5 && current; i++) {
+    const e = current as { code?: unknown; constraint?: unknown }
+    if (e.code === '23505' && e.constraint === 'query_audit_chunks_pkey') return true
+    current = (current as { cause?: unknown }).cause
+  }
+  return false
+}
