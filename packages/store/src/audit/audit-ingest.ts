@@ -4,7 +4,6 @@ import {
   chunkParts,
   entryAt,
   entryHash,
-  SEALED_COLUMNS,
   STATUS_NAMES,
   sealParts,
   textDigest,
@@ -18,15 +17,47 @@ import {
  * of the same batch makes the same row, and one the store already holds is counted stored.
  */
 
+/** The stored columns of a batch row, in table order, with the type each parameter is cast to. */
+const CHUNK_COLUMNS: readonly (readonly [keyof ChunkRow, string])[] = [
+  ['id', 'uuid'],
+  ['format', 'int2'],
+  ['chain_id', 'text'],
+  ['first_seq', 'int8'],
+  ['prev_hash', 'text'],
+  ['hash', 'text'],
+  ['first_at', 'int8'],
+  ['last_at', 'int8'],
+  ['entries', 'int4'],
+  ['status_mask', 'int2'],
+  ['p_user_id', 'uuid[]'],
+  ['p_username', 'text[]'],
+  ['p_ds_id', 'uuid[]'],
+  ['p_ds_name', 'text[]'],
+  ['p_client_info', 'text[]'],
+  ['texts', 'uuid[]'],
+  ['e_id', 'uuid[]'],
+  ['e_at', 'int8[]'],
+  ['e_principal', 'int2[]'],
+  ['e_original', 'int2[]'],
+  ['e_params', 'text[]'],
+  ['e_rewritten', 'int2[]'],
+  ['e_policies', 'int2[]'],
+  ['e_elapsed', 'int4[]'],
+  ['e_status', 'int2[]'],
+  ['e_error', 'int2[]'],
+  ['e_shadow', 'int2[]'],
+  ['e_shadow_denied', 'bool[]'],
+  ['e_hash', 'text[]'],
+]
+
 /**
- * The one statement that stores a batch: its new texts, its row and its hourly counts, all or
- * nothing, with the batch as one JSON parameter (`before` + `$1` + `after`). One statement, so
- * one round trip and no transaction to hold open; a retry of a batch that was stored fails on
- * the row's key as a whole.
+ * The one statement that stores a batch: its new texts and hourly counts (`$1`, JSON: a few
+ * rows) and its row (`$2`…, one parameter per column, arrays in PostgreSQL's array syntax: the
+ * embedded store reads those about twice as fast as the same arrays in JSON). All or nothing, one
+ * round trip, no transaction held open; a retry of a batch that was stored fails on the row's
+ * key as a whole.
  */
-export const INSERT_BATCH = {
-  before: 'WITH b AS (SELECT ',
-  after: `::json AS j),
+export const INSERT_BATCH = `WITH b AS (SELECT $1::json AS j),
   t AS (INSERT INTO query_audit_texts (digest, body)
     SELECT x.digest, x.body FROM b, json_to_recordset(b.j->'texts') AS x(digest uuid, body text)
     ON CONFLICT DO NOTHING),
@@ -35,12 +66,25 @@ export const INSERT_BATCH = {
     FROM b, json_to_recordset(b.j->'counts')
       AS x(bucket timestamp, user_id uuid, data_source_id uuid, status text, n bigint)
     ON CONFLICT (bucket, user_id, data_source_id, status) DO UPDATE SET n = c.n + excluded.n)
-  INSERT INTO query_audit_chunks
-  SELECT r.* FROM b, json_populate_record(NULL::query_audit_chunks, b.j->'chunk') AS r`,
-} as const
+  INSERT INTO query_audit_chunks (${CHUNK_COLUMNS.map(([c]) => c).join(', ')})
+  VALUES (${CHUNK_COLUMNS.map(([, type], i) => `$${i + 2}::${type}`).join(', ')})`
 
-/** Runs INSERT_BATCH with its parameter. */
-export type RunBatchInsert = (param: string) => Promise<void>
+/** Runs INSERT_BATCH with its parameters. */
+export type RunBatchInsert = (params: (string | null)[]) => Promise<void>
+
+/** One array element in PostgreSQL's array syntax. */
+function arrayElement(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL'
+  if (typeof value === 'string') return `"${value.replace(/["\\]/g, '\\$&')}"`
+  return String(value)
+}
+
+/** A column value as a text parameter: arrays in PostgreSQL's array syntax. */
+function columnParam(value: unknown): string | null {
+  if (value === null || value === undefined) return null
+  if (Array.isArray(value)) return `{${value.map(arrayElement).join(',')}}`
+  return String(value)
+}
 
 /** Text digests remembered as stored, at most this many (then forgotten and relearned). */
 const KNOWN_TEXTS = 20_000
@@ -166,10 +210,12 @@ export class AuditIngest {
       row.hash = sealParts(this.#key, parts)
       lastHash = entryHash(entryAt(row, row.entries - 1, (d) => bodies.get(d)))
     }
-    const chunk = `{${SEALED_COLUMNS.map((column, i) => `"${column}":${parts[i]}`).join(',')},"hash":${JSON.stringify(row.hash)},"e_hash":null}`
-    const param = `{"texts":${JSON.stringify(newTexts)},"counts":${JSON.stringify(countsOf(row))},"chunk":${chunk}}`
+    const params = [
+      JSON.stringify({ texts: newTexts, counts: countsOf(row) }),
+      ...CHUNK_COLUMNS.map(([column]) => columnParam(row[column])),
+    ]
     try {
-      await run(param)
+      await run(params)
     } catch (error) {
       if (!alreadyStored(error)) throw error
     }

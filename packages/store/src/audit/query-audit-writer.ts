@@ -43,15 +43,21 @@ export interface AuditSink {
 /** A sink that stores batches on this thread through `db` (tests; stores handed in by hand). */
 export function inProcessSink(db: Db, key?: Buffer): AuditSink {
   const ingest = new AuditIngest(key, key ? randomUUID() : undefined)
-  const run = async (param: string) => {
-    await db.execute(sql`${sql.raw(INSERT_BATCH.before)}${param}${sql.raw(INSERT_BATCH.after)}`)
+  // INSERT_BATCH with its `$n` placeholders turned into drizzle parameters.
+  const pieces = INSERT_BATCH.split(/\$\d+/)
+  const order = [...INSERT_BATCH.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]) - 1)
+  const run = async (params: (string | null)[]) => {
+    const chunks = pieces.flatMap((piece, i) =>
+      i < order.length ? [sql.raw(piece), sql`${params[order[i] as number]}`] : [sql.raw(piece)],
+    )
+    await db.execute(sql.join(chunks))
   }
   return { write: (batch) => ingest.write(run, batch) }
 }
 
 /** Tuning of the writer; the defaults suit one proxy process. */
 export interface QueryAuditWriterOptions {
-  /** Entries per stored batch (default 500). */
+  /** Entries per stored batch (default 2,000; at most 4,096). */
   batchSize?: number
   /** Longest time a row waits before its batch is written (default 50 ms). */
   intervalMs?: number
@@ -108,7 +114,7 @@ export class QueryAuditWriter {
   /** `target`: a sink (the store's own thread), or a `Db` to store through on this thread. */
   constructor(target: Db | AuditSink, options: QueryAuditWriterOptions = {}) {
     this.#sink = isSink(target) ? target : inProcessSink(target, options.chainKey)
-    this.#batchSize = options.batchSize ?? 500
+    this.#batchSize = options.batchSize ?? 2000
     this.#builder = new AuditBatchBuilder(this.#batchSize)
     this.#intervalMs = options.intervalMs ?? 50
     this.#maxQueue = options.maxQueue ?? 100_000

@@ -33,7 +33,6 @@ const identity = (value: string) => value
 
 /** The query audit's writing stream, once opened: batches are hashed, encoded and stored here. */
 let audit: { ingest: AuditIngest; run: RunBatchInsert } | undefined
-const INSERT_BATCH_SQL = `${INSERT_BATCH.before}$1${INSERT_BATCH.after}`
 
 function queryOptions(wire: WireQueryOptions) {
   return {
@@ -98,8 +97,8 @@ async function handle(db: PGlite, request: PgliteRequest): Promise<unknown> {
       const key = request.key ? Buffer.from(request.key) : undefined
       audit = {
         ingest: new AuditIngest(key, request.chainId ?? undefined),
-        run: async (param) => {
-          await db.query(INSERT_BATCH_SQL, [param])
+        run: async (params) => {
+          await db.query(INSERT_BATCH, params)
         },
       }
       return null

@@ -34,9 +34,8 @@ const pool = new pg.Pool({
 // A dropped idle connection must not end the thread; the next batch opens a new one.
 pool.on('error', () => {})
 const ingest = new AuditIngest(options.key ? Buffer.from(options.key) : undefined, options.chainId)
-const statement = `${INSERT_BATCH.before}$1${INSERT_BATCH.after}`
-const run = async (param: string) => {
-  await pool.query(statement, [param])
+const run = async (params: (string | null)[]) => {
+  await pool.query(INSERT_BATCH, params)
 }
 
 port.on('message', (request: AuditThreadRequest) => {
