@@ -81,6 +81,9 @@ export const SEALED_COLUMNS: readonly (keyof ChunkRow)[] = [
   'e_shadow_denied',
 ]
 
+/** The per-entry array columns of a batch, which must each hold one element per entry. */
+export const ENTRY_COLUMNS = SEALED_COLUMNS.filter((column) => column.startsWith('e_'))
+
 /** The sealed columns of a batch, each as JSON, in SEALED_COLUMNS order. */
 export function chunkParts(row: ChunkRow): string[] {
   return SEALED_COLUMNS.map((column) => JSON.stringify(row[column]))

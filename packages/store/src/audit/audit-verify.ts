@@ -23,6 +23,7 @@ import {
 import { CheckpointSignatureError, loadCheckpoints } from './audit-checkpoints.js'
 import {
   type ChunkRow,
+  ENTRY_COLUMNS,
   entryAt,
   entryHash,
   sealChunk,
@@ -192,21 +193,6 @@ function keysetAfter(chainId: string, seq: number): SQL | undefined {
 /** Batches read per round trip (each holds at most 4096 entries, usually 500 or fewer). */
 const VERIFY_CHUNKS = 16
 
-/** The per-entry array columns of a batch, which must each hold one element per entry. */
-const ENTRY_COLUMNS = [
-  'e_id',
-  'e_at',
-  'e_principal',
-  'e_original',
-  'e_params',
-  'e_rewritten',
-  'e_policies',
-  'e_elapsed',
-  'e_status',
-  'e_error',
-  'e_shadow',
-  'e_shadow_denied',
-] as const
 
 /**
  * The query audit, stored in batches (audit-chunk-format.ts). Per chain, in sequence order:
