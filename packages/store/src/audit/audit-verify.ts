@@ -193,7 +193,6 @@ function keysetAfter(chainId: string, seq: number): SQL | undefined {
 /** Batches read per round trip (each holds at most 4096 entries, usually 500 or fewer). */
 const VERIFY_CHUNKS = 16
 
-
 /**
  * The query audit, stored in batches (audit-chunk-format.ts). Per chain, in sequence order:
  * each batch must start where the chain's previous batch ended, name the content hash of the
