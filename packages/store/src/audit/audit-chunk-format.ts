@@ -50,36 +50,46 @@ export interface ChunkRow {
   e_hash: (string | null)[] | null
 }
 
-/** The columns a format-2 seal covers, in this order: every column but the seal itself. */
-export const SEALED_COLUMNS: readonly (keyof ChunkRow)[] = [
-  'id',
-  'format',
-  'chain_id',
-  'first_seq',
-  'prev_hash',
-  'first_at',
-  'last_at',
-  'entries',
-  'status_mask',
-  'p_user_id',
-  'p_username',
-  'p_ds_id',
-  'p_ds_name',
-  'p_client_info',
-  'texts',
-  'e_id',
-  'e_at',
-  'e_principal',
-  'e_original',
-  'e_params',
-  'e_rewritten',
-  'e_policies',
-  'e_elapsed',
-  'e_status',
-  'e_error',
-  'e_shadow',
-  'e_shadow_denied',
+/** The stored columns of a batch row, in table order, with the type each is written as. */
+export const CHUNK_COLUMNS: readonly (readonly [keyof ChunkRow, string])[] = [
+  ['id', 'uuid'],
+  ['format', 'int2'],
+  ['chain_id', 'text'],
+  ['first_seq', 'int8'],
+  ['prev_hash', 'text'],
+  ['hash', 'text'],
+  ['first_at', 'int8'],
+  ['last_at', 'int8'],
+  ['entries', 'int4'],
+  ['status_mask', 'int2'],
+  ['p_user_id', 'uuid[]'],
+  ['p_username', 'text[]'],
+  ['p_ds_id', 'uuid[]'],
+  ['p_ds_name', 'text[]'],
+  ['p_client_info', 'text[]'],
+  ['texts', 'uuid[]'],
+  ['e_id', 'uuid[]'],
+  ['e_at', 'int8[]'],
+  ['e_principal', 'int2[]'],
+  ['e_original', 'int2[]'],
+  ['e_params', 'text[]'],
+  ['e_rewritten', 'int2[]'],
+  ['e_policies', 'int2[]'],
+  ['e_elapsed', 'int4[]'],
+  ['e_status', 'int2[]'],
+  ['e_error', 'int2[]'],
+  ['e_shadow', 'int2[]'],
+  ['e_shadow_denied', 'bool[]'],
+  ['e_hash', 'text[]'],
 ]
+
+/**
+ * The columns a format-2 seal covers, in this order: every column but the seal itself and the
+ * format-1 links. Changing this order breaks every seal already stored.
+ */
+export const SEALED_COLUMNS: readonly (keyof ChunkRow)[] = CHUNK_COLUMNS.map(
+  ([column]) => column,
+).filter((column) => column !== 'hash' && column !== 'e_hash')
 
 /** The per-entry array columns of a batch, which must each hold one element per entry. */
 export const ENTRY_COLUMNS = SEALED_COLUMNS.filter((column) => column.startsWith('e_'))

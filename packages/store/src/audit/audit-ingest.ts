@@ -1,5 +1,7 @@
+import { constraintOf, sqlStateOf } from '../kernel/db.js'
 import type { AuditBatch } from './audit-batch.js'
 import {
+  CHUNK_COLUMNS,
   type ChunkRow,
   chunkParts,
   entryAt,
@@ -16,39 +18,6 @@ import {
  * head (sequence and last entry hash) and moves it only once a batch is committed, so a retry
  * of the same batch makes the same row, and one the store already holds is counted stored.
  */
-
-/** The stored columns of a batch row, in table order, with the type each parameter is cast to. */
-const CHUNK_COLUMNS: readonly (readonly [keyof ChunkRow, string])[] = [
-  ['id', 'uuid'],
-  ['format', 'int2'],
-  ['chain_id', 'text'],
-  ['first_seq', 'int8'],
-  ['prev_hash', 'text'],
-  ['hash', 'text'],
-  ['first_at', 'int8'],
-  ['last_at', 'int8'],
-  ['entries', 'int4'],
-  ['status_mask', 'int2'],
-  ['p_user_id', 'uuid[]'],
-  ['p_username', 'text[]'],
-  ['p_ds_id', 'uuid[]'],
-  ['p_ds_name', 'text[]'],
-  ['p_client_info', 'text[]'],
-  ['texts', 'uuid[]'],
-  ['e_id', 'uuid[]'],
-  ['e_at', 'int8[]'],
-  ['e_principal', 'int2[]'],
-  ['e_original', 'int2[]'],
-  ['e_params', 'text[]'],
-  ['e_rewritten', 'int2[]'],
-  ['e_policies', 'int2[]'],
-  ['e_elapsed', 'int4[]'],
-  ['e_status', 'int2[]'],
-  ['e_error', 'int2[]'],
-  ['e_shadow', 'int2[]'],
-  ['e_shadow_denied', 'bool[]'],
-  ['e_hash', 'text[]'],
-]
 
 /**
  * The one statement that stores a batch: its new texts and hourly counts (`$1`, JSON: a few
@@ -203,11 +172,9 @@ export class AuditIngest {
   /** Stores `batch` in one statement; throws the store's error and keeps the head if it fails. */
   async write(run: RunBatchInsert, batch: AuditBatch): Promise<void> {
     const { row, newTexts, bodies } = this.#row(batch)
-    // Each column is turned into JSON once: for the seal and for the statement's parameter.
-    const parts = chunkParts(row)
     let lastHash = this.#lastHash
     if (this.#key) {
-      row.hash = sealParts(this.#key, parts)
+      row.hash = sealParts(this.#key, chunkParts(row))
       lastHash = entryHash(entryAt(row, row.entries - 1, (d) => bodies.get(d)))
     }
     const params = [
@@ -340,11 +307,5 @@ export class AuditIngest {
  * ids and seal. Counting it lost would report entries that are there.
  */
 function alreadyStored(error: unknown): boolean {
-  let current: unknown = error
-  for (let i = 0; i < 5 && current; i++) {
-    const e = current as { code?: unknown; constraint?: unknown }
-    if (e.code === '23505' && e.constraint === 'query_audit_chunks_pkey') return true
-    current = (current as { cause?: unknown }).cause
-  }
-  return false
+  return sqlStateOf(error) === '23505' && constraintOf(error) === 'query_audit_chunks_pkey'
 }

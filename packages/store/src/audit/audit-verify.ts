@@ -156,9 +156,7 @@ async function verifyAdminLog(
       if (row.chainId !== chain) {
         chain = row.chainId
         result.chains++
-        const resume = checkpoints.get(chain as string)
-        expected = resume ? resume.seq + 1 : 1
-        prev = resume ? resume.hash : ''
+        ;({ expected, prev } = chainStart(checkpoints, chain))
       }
       result.entries++
       const seq = row.chainSeq ?? 0
@@ -183,6 +181,15 @@ async function verifyAdminLog(
     after = { chainId: last.chainId as string, seq: last.chainSeq ?? 0 }
   }
   return result
+}
+
+/** Where a chain's verification starts: entry 1 after an empty hash, or after its checkpoint. */
+function chainStart(
+  checkpoints: Checkpoints,
+  chain: string | null,
+): { expected: number; prev: string } {
+  const resume = chain === null ? undefined : checkpoints.get(chain)
+  return resume ? { expected: resume.seq + 1, prev: resume.hash } : { expected: 1, prev: '' }
 }
 
 function keysetAfter(chainId: string, seq: number): SQL | undefined {
@@ -264,9 +271,7 @@ async function verifyQueryLog(
       if (row.chain_id !== chain) {
         chain = row.chain_id
         result.chains++
-        const resume = checkpoints.get(chain as string)
-        expected = resume ? resume.seq + 1 : 1
-        prev = resume ? resume.hash : ''
+        ;({ expected, prev } = chainStart(checkpoints, chain))
       }
       result.entries += row.entries
       const first = row.first_seq ?? 0
