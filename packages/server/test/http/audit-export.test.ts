@@ -167,7 +167,7 @@ function auditExportCases(store: string, databaseUrl: () => Promise<string | und
         // The batch holding entry 4 of the chain; its seal covers every entry it holds.
         const [chunk] = (
           (await ctx.store.db.execute(
-            `SELECT id, chain_id, first_seq::int AS first_seq, entries, e_id[1]::text AS first_entry
+            `SELECT id, chain_id, first_seq::int AS first_seq, entries
              FROM query_audit_chunks
              WHERE chain_id IS NOT NULL AND first_seq <= 4 AND first_seq + entries > 4`,
           )) as unknown as {
@@ -176,15 +176,18 @@ function auditExportCases(store: string, databaseUrl: () => Promise<string | und
               chain_id: string
               first_seq: number
               entries: number
-              first_entry: string
             }[]
           }
         ).rows
-        const at = 4 - (chunk?.first_seq ?? 0) + 1
+        const exported = (await text('/api/v1/audit/queries/export')).body
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { id: string; chain_seq: number })
+        const first = exported.find((e) => e.chain_seq === chunk?.first_seq)
+        // The batch's entries are now said to come from someone else.
         await ctx.store.db.execute('ALTER TABLE query_audit_chunks DISABLE TRIGGER USER')
         await ctx.store.db.execute(
-          `UPDATE query_audit_chunks SET e_status[${at}] = 2, status_mask = status_mask | 4
-           WHERE id = '${chunk?.id}'`,
+          `UPDATE query_audit_chunks SET p_username[1] = 'mallory' WHERE id = '${chunk?.id}'`,
         )
         await ctx.store.db.execute('ALTER TABLE query_audit_chunks ENABLE TRIGGER USER')
         const broken = await ctx.json('GET', '/api/v1/audit/verify')
@@ -194,7 +197,7 @@ function auditExportCases(store: string, databaseUrl: () => Promise<string | und
           log: 'queries',
           chain_id: chunk?.chain_id,
           chain_seq: chunk?.first_seq,
-          entry_id: chunk?.first_entry,
+          entry_id: first?.id,
         })
         expect(broken.body.first_broken.reason).toContain(
           `entries ${chunk?.first_seq} to ${last} of this chain`,

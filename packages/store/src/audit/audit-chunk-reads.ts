@@ -1,7 +1,7 @@
 // Reading query-audit batches (audit-chunk-format.ts): filters, pruning, texts.
 import { type SQL, sql } from 'drizzle-orm'
 import { type Db, rowsOf } from '../kernel/db.js'
-import { type ChunkRow, STATUS_CODES, type StoredEntry } from './audit-chunk-format.js'
+import { type ChunkRow, decodeChunk, STATUS_CODES, type StoredEntry } from './audit-chunk-format.js'
 import { invalidParameter, oneOf, parseTime, type TimeInput, uuidFilter } from './audit-filters.js'
 
 /** The filters of the query audit, checked and in stored units (ms since the epoch, codes). */
@@ -64,25 +64,36 @@ export function chunkWhere(filter: EntryFilter): SQL {
   return sql.join(conds, sql` AND `)
 }
 
-/** The columns entry filters and ordering read (a batch row without its texts). */
+/**
+ * The columns entry filters, ordering, counts and the shadow report read: a batch row without
+ * its literals and the texts' bodies.
+ */
 export type ChunkHead = Pick<
   ChunkRow,
   | 'id'
+  | 'format'
   | 'first_at'
   | 'last_at'
+  | 'entries'
   | 'p_user_id'
+  | 'p_username'
   | 'p_ds_id'
+  | 'texts'
   | 'e_id'
   | 'e_at'
   | 'e_principal'
   | 'e_status'
+  | 'e_shadow'
+  | 'e_shadow_denied'
 >
 
-/** `json_build_object` of the ChunkHead columns of `c`. */
+/** `json_build_object` of the ChunkHead columns of `c` (format 3: its packed entries). */
 export const CHUNK_HEAD = sql.raw(
-  `json_build_object('id', c.id, 'first_at', c.first_at, 'last_at', c.last_at,
-    'p_user_id', c.p_user_id, 'p_ds_id', c.p_ds_id, 'e_id', c.e_id, 'e_at', c.e_at,
-    'e_principal', c.e_principal, 'e_status', c.e_status)::text`,
+  `json_build_object('id', c.id, 'format', c.format, 'first_at', c.first_at,
+    'last_at', c.last_at, 'entries', c.entries, 'p_user_id', c.p_user_id,
+    'p_username', c.p_username, 'p_ds_id', c.p_ds_id, 'texts', c.texts, 'e_data', c.e_data,
+    'e_id', c.e_id, 'e_at', c.e_at, 'e_principal', c.e_principal, 'e_status', c.e_status,
+    'e_shadow', c.e_shadow, 'e_shadow_denied', c.e_shadow_denied)::text`,
 )
 
 /** Whether entry `i` of a batch matches `filter`. */
@@ -99,8 +110,19 @@ export function entryMatches(row: ChunkHead, i: number, filter: EntryFilter): bo
   return true
 }
 
-/** Rows of a query selecting one JSON text column `j`, parsed. */
-export async function jsonRows<T>(db: Db, query: SQL): Promise<T[]> {
+/**
+ * Batch rows of a query selecting each as one JSON text column `j` (`row_to_json` or
+ * CHUNK_HEAD), parsed, with the entry arrays of packed batches filled (decodeChunk).
+ */
+export async function chunkRows<T extends Partial<ChunkRow>>(db: Db, query: SQL): Promise<T[]> {
+  return (await storedChunkRows<ChunkRow>(db, query)).map((r) => decodeChunk(r) as unknown as T)
+}
+
+/** As chunkRows, with packed batches left as stored (verify decodes them one by one). */
+export async function storedChunkRows<T extends Partial<ChunkRow>>(
+  db: Db,
+  query: SQL,
+): Promise<T[]> {
   const rows = await rowsOf<{ j: string }>(db.execute(query))
   return rows.map((r) => JSON.parse(r.j) as T)
 }
@@ -114,7 +136,7 @@ export function uuidArray(ids: Iterable<string>): string {
 export async function chunksById(db: Db, ids: Iterable<string>): Promise<ChunkRow[]> {
   const list = uuidArray(new Set(ids))
   if (list === '{}') return []
-  return jsonRows<ChunkRow>(
+  return chunkRows<ChunkRow>(
     db,
     sql`SELECT row_to_json(c)::text AS j FROM query_audit_chunks c WHERE c.id = ANY(${list}::uuid[])`,
   )

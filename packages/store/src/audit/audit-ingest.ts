@@ -1,15 +1,16 @@
 import { constraintOf, sqlStateOf } from '../kernel/db.js'
 import type { AuditBatch } from './audit-batch.js'
 import {
-  CHUNK_COLUMNS,
   type ChunkRow,
-  chunkParts,
   entryAt,
   entryHash,
+  fillEntries,
   STATUS_NAMES,
-  sealParts,
+  sealChunk,
   textDigest,
+  WRITTEN_COLUMNS,
 } from './audit-chunk-format.js'
+import { byteaText, packEntries, packLiterals } from './audit-entry-pack.js'
 
 /**
  * Stores query-audit batches (audit-batch.ts) as sealed rows (audit-chunk-format.ts). It runs
@@ -35,8 +36,8 @@ export const INSERT_BATCH = `WITH b AS (SELECT $1::json AS j),
     FROM b, json_to_recordset(b.j->'counts')
       AS x(bucket timestamp, user_id uuid, data_source_id uuid, status text, n bigint)
     ON CONFLICT (bucket, user_id, data_source_id, status) DO UPDATE SET n = c.n + excluded.n)
-  INSERT INTO query_audit_chunks (${CHUNK_COLUMNS.map(([c]) => c).join(', ')})
-  VALUES (${CHUNK_COLUMNS.map(([, type], i) => `$${i + 2}::${type}`).join(', ')})`
+  INSERT INTO query_audit_chunks (${WRITTEN_COLUMNS.map(([c]) => c).join(', ')})
+  VALUES (${WRITTEN_COLUMNS.map(([, type], i) => `$${i + 2}::${type === 'bytea' ? 'text::bytea' : type}`).join(', ')})`
 
 /** Runs INSERT_BATCH with its parameters. */
 export type RunBatchInsert = (params: (string | null)[]) => Promise<void>
@@ -66,12 +67,23 @@ function hourText(hour: number): string {
   return new Date(hour * HOUR).toISOString().slice(0, 19).replace('T', ' ')
 }
 
+/** Entries of a batch as counted: times, 0-based principals and status codes. */
+export interface CountedEntries {
+  n: number
+  at: ArrayLike<number>
+  principal: ArrayLike<number>
+  status: ArrayLike<number>
+}
+
 /** A batch's entries counted per hour, user, datasource and status (`query_audit_counts`). */
-function countsOf(row: ChunkRow) {
+export function hourlyCounts(
+  principals: Pick<ChunkRow, 'p_user_id' | 'p_ds_id'>,
+  e: CountedEntries,
+) {
   // Principals that differ only in names or client info count together.
   const pairIndex = new Map<string, number>()
-  const pairOf = row.p_user_id.map((user, p) => {
-    const pair = `${user}|${row.p_ds_id[p]}`
+  const pairOf = principals.p_user_id.map((user, p) => {
+    const pair = `${user}|${principals.p_ds_id[p]}`
     let index = pairIndex.get(pair)
     if (index === undefined) {
       index = pairIndex.size
@@ -85,10 +97,10 @@ function countsOf(row: ChunkRow) {
   >()
   let lastHour = Number.NaN
   let lastText = ''
-  for (let i = 0; i < row.entries; i++) {
-    const p = (row.e_principal[i] as number) - 1
-    const status = row.e_status[i] as number
-    const hour = Math.floor((row.e_at[i] as number) / HOUR)
+  for (let i = 0; i < e.n; i++) {
+    const p = e.principal[i] as number
+    const status = e.status[i] as number
+    const hour = Math.floor((e.at[i] as number) / HOUR)
     const key = (hour * 65_536 + (pairOf[p] as number)) * 4 + status
     const known = counts.get(key)
     if (known) {
@@ -101,8 +113,8 @@ function countsOf(row: ChunkRow) {
     }
     counts.set(key, {
       bucket: lastText,
-      user_id: row.p_user_id[p] as string,
-      data_source_id: row.p_ds_id[p] as string,
+      user_id: principals.p_user_id[p] as string,
+      data_source_id: principals.p_ds_id[p] as string,
       status: STATUS_NAMES[status] as string,
       n: 1,
     })
@@ -118,33 +130,6 @@ export function storable(text: string): string {
   const checked = text as string & { isWellFormed(): boolean; toWellFormed(): string }
   const whole = checked.isWellFormed() ? text : checked.toWellFormed()
   return whole.includes('\u0000') ? whole.replaceAll('\u0000', '\uFFFD') : whole
-}
-
-/** Hex of a UUID's 16 bytes, as `uuidv7` writes them. */
-function uuidHex(uuid: string): string {
-  return uuid.replaceAll('-', '')
-}
-
-/**
- * The id of entry `i` of a batch: a UUIDv7 with the entry's millisecond, its index in the 12
- * bits after the version, and the batch id's random tail, so ids sort by time and are the same
- * on every attempt to store the batch.
- */
-function entryIds(seed: string, at: readonly number[]): string[] {
-  const hex = uuidHex(seed).slice(16)
-  // The variant bits (10xx) over the seed's random tail.
-  const tail = `${((Number.parseInt(hex.slice(0, 2), 16) & 0x3f) | 0x80).toString(16)}${hex.slice(2)}`
-  const suffix = `-${tail.slice(0, 4)}-${tail.slice(4)}`
-  let lastMs = Number.NaN
-  let prefix = ''
-  return at.map((ms, i) => {
-    if (ms !== lastMs) {
-      lastMs = ms
-      const time = Math.max(0, ms).toString(16).padStart(12, '0').slice(-12)
-      prefix = `${time.slice(0, 8)}-${time.slice(8, 12)}-`
-    }
-    return `${prefix}${(0x7000 | (i & 0xfff)).toString(16)}${suffix}`
-  })
 }
 
 export class AuditIngest {
@@ -171,15 +156,18 @@ export class AuditIngest {
 
   /** Stores `batch` in one statement; throws the store's error and keeps the head if it fails. */
   async write(run: RunBatchInsert, batch: AuditBatch): Promise<void> {
-    const { row, newTexts, bodies } = this.#row(batch)
+    const { row, entries, literals, newTexts, bodies } = this.#row(batch)
     let lastHash = this.#lastHash
     if (this.#key) {
-      row.hash = sealParts(this.#key, chunkParts(row))
-      lastHash = entryHash(entryAt(row, row.entries - 1, (d) => bodies.get(d)))
+      row.hash = sealChunk(this.#key, row)
+      const last = row.entries - 1
+      const filled = fillEntries(row, entries, literals, last)
+      lastHash = entryHash(entryAt(filled, last, (d) => bodies.get(d)))
     }
+    const counts = hourlyCounts(row, entries)
     const params = [
-      JSON.stringify({ texts: newTexts, counts: countsOf(row) }),
-      ...CHUNK_COLUMNS.map(([column]) => columnParam(row[column])),
+      JSON.stringify({ texts: newTexts, counts }),
+      ...WRITTEN_COLUMNS.map(([column]) => columnParam(row[column])),
     ]
     try {
       await run(params)
@@ -201,31 +189,22 @@ export class AuditIngest {
     for (const t of newTexts) this.#known.set(t.body, t.digest)
   }
 
-  /** The stored row of `batch`, with the texts the store may not hold yet. */
+  /** The stored row of `batch` (format 3), with the texts the store may not hold yet. */
   #row(batch: AuditBatch) {
     const n = batch.n
-    const texts: string[] = []
     const bodies = new Map<string, string>()
     const newTexts: { digest: string; body: string }[] = []
-    /** 1-based slot in `texts` per index of `batch.strings`, 0 until used. */
-    const slots = new Int32Array(batch.strings.length)
-    const slot = (index: number): number | null => {
-      if (index < 0) return null
-      let s = slots[index] as number
-      if (s === 0) {
-        const body = storable(batch.strings[index] as string)
-        let digest = this.#known.get(body) ?? this.#knownBefore.get(body)
-        if (digest === undefined) {
-          digest = textDigest(body)
-          if (!bodies.has(digest)) newTexts.push({ digest, body })
-        }
-        bodies.set(digest, body)
-        texts.push(digest)
-        s = texts.length
-        slots[index] = s
+    // Every string of a batch is used by one of its entries: `texts` is the batch's strings.
+    const texts = batch.strings.map((string) => {
+      const body = storable(string)
+      let digest = this.#known.get(body) ?? this.#knownBefore.get(body)
+      if (digest === undefined) {
+        digest = textDigest(body)
+        if (!bodies.has(digest)) newTexts.push({ digest, body })
       }
-      return s
-    }
+      bodies.set(digest, body)
+      return digest
+    })
     const principals = batch.principals
     const count = principals.length / 5
     const pick = (k: number) =>
@@ -235,69 +214,44 @@ export class AuditIngest {
         // `client_info` keeps the first 256 characters (docs/audit.md#fields).
         return storable(k === 4 ? value.slice(0, 256) : value)
       })
-    const row: ChunkRow = {
+    const now = Date.now()
+    const at = batch.at.map((ms) => (Number.isFinite(ms) ? Math.floor(ms) : now))
+    const entries = { ...batch, at }
+    let first = Number.POSITIVE_INFINITY
+    let last = Number.NEGATIVE_INFINITY
+    let statusMask = 0
+    const pCounts = new Array<number>(count * 3).fill(0)
+    for (let i = 0; i < n; i++) {
+      const ms = at[i] as number
+      if (ms < first) first = ms
+      if (ms > last) last = ms
+      const status = batch.status[i] as number
+      statusMask |= 1 << status
+      ;(pCounts[(batch.principal[i] as number) * 3 + status] as number)++
+    }
+    const literals = batch.literals.map(storable)
+    const row = {
       id: batch.seed,
-      format: 2,
+      format: 3,
       chain_id: this.#chainId ?? null,
       first_seq: this.#chainId ? this.#seq + 1 : null,
       prev_hash: this.#chainId ? this.#lastHash : null,
       hash: null,
-      first_at: 0,
-      last_at: 0,
+      first_at: first,
+      last_at: last,
       entries: n,
-      status_mask: 0,
+      status_mask: statusMask,
       p_user_id: pick(0) as string[],
       p_username: pick(1) as string[],
       p_ds_id: pick(2) as string[],
       p_ds_name: pick(3) as string[],
       p_client_info: pick(4),
       texts,
-      e_id: [],
-      e_at: [],
-      e_principal: [],
-      e_original: [],
-      e_params: [],
-      e_rewritten: [],
-      e_policies: [],
-      e_elapsed: [],
-      e_status: [],
-      e_error: [],
-      e_shadow: [],
-      e_shadow_denied: [],
-      e_hash: null,
-    }
-    let first = Number.POSITIVE_INFINITY
-    let last = Number.NEGATIVE_INFINITY
-    let literalAt = 0
-    for (let i = 0; i < n; i++) {
-      const ms = Math.floor(batch.at[i] as number)
-      if (ms < first) first = ms
-      if (ms > last) last = ms
-      row.e_at.push(ms)
-      row.e_principal.push((batch.principal[i] as number) + 1)
-      row.e_original.push(slot(batch.original[i] as number) ?? 0)
-      const literalCount = batch.literalCount[i] as number
-      if (literalCount >= 0) {
-        const literals = batch.literals.slice(literalAt, literalAt + literalCount).map(storable)
-        literalAt += literalCount
-        row.e_params.push(JSON.stringify(literals))
-      } else row.e_params.push(null)
-      row.e_rewritten.push(slot(batch.rewritten[i] as number))
-      row.e_policies.push(slot(batch.policies[i] as number) ?? 0)
-      const elapsed = batch.elapsed[i] as number
-      row.e_elapsed.push(elapsed < 0 ? null : elapsed)
-      const status = batch.status[i] as number
-      row.e_status.push(status)
-      row.status_mask |= 1 << status
-      row.e_error.push(slot(batch.error[i] as number))
-      row.e_shadow.push(slot(batch.shadow[i] as number))
-      const denied = batch.shadowDenied[i] as number
-      row.e_shadow_denied.push(denied < 0 ? null : denied === 1)
-    }
-    row.first_at = first
-    row.last_at = last
-    row.e_id = entryIds(batch.seed, row.e_at)
-    return { row, newTexts, bodies }
+      p_counts: pCounts,
+      e_data: byteaText(packEntries(entries)),
+      e_literals: byteaText(packLiterals(literals)),
+    } as ChunkRow
+    return { row, entries, literals, newTexts, bodies }
   }
 }
 

@@ -6,7 +6,16 @@ import { uuidv7 } from '../kernel/ids.js'
 import { queryAuditCheckpoints } from '../tables.js'
 import { type ChainPosition, loadCheckpoints, signCheckpoint } from './audit-checkpoints.js'
 import { entryAt, entryHash } from './audit-chunk-format.js'
-import { chunksById, entryDigests, loadTexts, uuidArray } from './audit-chunk-reads.js'
+import {
+  CHUNK_HEAD,
+  type ChunkHead,
+  chunkRows,
+  chunksById,
+  entryDigests,
+  loadTexts,
+  uuidArray,
+} from './audit-chunk-reads.js'
+import { hourlyCounts } from './audit-ingest.js'
 
 /**
  * Retention of the query audit (docs/audit.md#retention): whole batches whose entries are all
@@ -125,16 +134,11 @@ export async function removeExpiredQueryAudit(
       .insert(queryAuditCheckpoints)
       .values({ ...checkpoint, signature: signCheckpoint(key, checkpoint) })
     // The hourly counts lose exactly the removed entries, so list totals keep matching the entries.
+    const removedCounts = await countsOfChunks(tx, ids)
     await tx.execute(sql`
       UPDATE query_audit_counts q SET n = q.n - g.n
-      FROM (
-        SELECT (to_timestamp((x.at / ${HOUR_MS}::bigint) * 3600) AT TIME ZONE 'UTC') AS bucket,
-          c.p_user_id[x.p] AS user_id, c.p_ds_id[x.p] AS data_source_id,
-          (ARRAY['success', 'error', 'denied'])[x.s + 1] AS status, count(*) AS n
-        FROM query_audit_chunks c, unnest(c.e_at, c.e_principal, c.e_status) AS x(at, p, s)
-        WHERE c.id = ANY(${idList}::uuid[])
-        GROUP BY 1, 2, 3, 4
-      ) g
+      FROM json_to_recordset(${JSON.stringify(removedCounts)}::json)
+        AS g(bucket timestamp, user_id uuid, data_source_id uuid, status text, n bigint)
       WHERE q.bucket = g.bucket AND q.user_id = g.user_id
         AND q.data_source_id = g.data_source_id AND q.status = g.status`)
     const firstAt = candidates.reduce((t, c) => Math.min(t, c.first_at), Number.POSITIVE_INFINITY)
@@ -355,4 +359,31 @@ export class QueryAuditRetention {
     this.#timer = setTimeout(() => this.#enqueue(), this.#intervalMs)
     this.#timer.unref?.()
   }
+}
+
+/** The hourly counts (`query_audit_counts` rows) of the entries of batches `ids`, summed. */
+async function countsOfChunks(db: Db, ids: readonly string[]) {
+  const sums = new Map<string, ReturnType<typeof hourlyCounts>[number]>()
+  for (let at = 0; at < ids.length; at += PAGE) {
+    const heads = await chunkRows<ChunkHead>(
+      db,
+      sql`SELECT ${CHUNK_HEAD} AS j FROM query_audit_chunks c
+        WHERE c.id = ANY(${uuidArray(ids.slice(at, at + PAGE))}::uuid[])`,
+    )
+    for (const head of heads) {
+      const counted = hourlyCounts(head, {
+        n: head.entries,
+        at: head.e_at,
+        principal: head.e_principal.map((p) => p - 1),
+        status: head.e_status,
+      })
+      for (const c of counted) {
+        const key = `${c.bucket}|${c.user_id}|${c.data_source_id}|${c.status}`
+        const known = sums.get(key)
+        if (known) known.n += c.n
+        else sums.set(key, { ...c })
+      }
+    }
+  }
+  return [...sums.values()]
 }

@@ -10,7 +10,7 @@ import {
   timestamp,
   uuid,
 } from 'drizzle-orm/pg-core'
-import { ts } from '../kernel/columns.js'
+import { bytea, ts } from '../kernel/columns.js'
 
 /** Admin audit (docs/audit.md#admin-audit): append-only, written in the mutation's own transaction. */
 export const adminAuditLog = pgTable(
@@ -44,7 +44,9 @@ export const adminAuditLog = pgTable(
  * one per statement. Long texts (statements, policies applied, error messages) live once in
  * `query_audit_texts` and are referenced by 1-based index into the batch's `texts`.
  * Times are milliseconds since the epoch. Format 1: entries moved from the row-per-entry log of
- * earlier versions (each with its own HMAC link in `e_hash`); format 2: a batch sealed as a whole.
+ * earlier versions (each with its own HMAC link in `e_hash`); format 2: a batch sealed as a whole;
+ * format 3 (written now): sealed, its entries packed and compressed in `e_data` and `e_literals`
+ * (audit-entry-pack.ts) instead of the `e_*` arrays, which it leaves null.
  */
 export const queryAuditChunks = pgTable(
   'query_audit_chunks',
@@ -70,20 +72,26 @@ export const queryAuditChunks = pgTable(
     pClientInfo: text('p_client_info').array().notNull(),
     /** Digests of the texts the batch refers to. */
     texts: uuid('texts').array().notNull(),
-    eId: uuid('e_id').array().notNull(),
-    eAt: bigint('e_at', { mode: 'number' }).array().notNull(),
-    ePrincipal: smallint('e_principal').array().notNull(),
-    eOriginal: smallint('e_original').array().notNull(),
+    eId: uuid('e_id').array(),
+    eAt: bigint('e_at', { mode: 'number' }).array(),
+    ePrincipal: smallint('e_principal').array(),
+    eOriginal: smallint('e_original').array(),
     /** The literals cut out of a templated statement (a JSON array), or null. */
-    eParams: text('e_params').array().notNull(),
-    eRewritten: smallint('e_rewritten').array().notNull(),
-    ePolicies: smallint('e_policies').array().notNull(),
-    eElapsed: integer('e_elapsed').array().notNull(),
+    eParams: text('e_params').array(),
+    eRewritten: smallint('e_rewritten').array(),
+    ePolicies: smallint('e_policies').array(),
+    eElapsed: integer('e_elapsed').array(),
     /** 0 success, 1 error, 2 denied. */
-    eStatus: smallint('e_status').array().notNull(),
-    eError: smallint('e_error').array().notNull(),
-    eShadow: smallint('e_shadow').array().notNull(),
-    eShadowDenied: boolean('e_shadow_denied').array().notNull(),
+    eStatus: smallint('e_status').array(),
+    eError: smallint('e_error').array(),
+    eShadow: smallint('e_shadow').array(),
+    eShadowDenied: boolean('e_shadow_denied').array(),
+    /** Format 3: entries per principal and status, element `(p - 1) * 3 + status + 1`. */
+    pCounts: integer('p_counts').array(),
+    /** Format 3: the packed entries (audit-entry-pack.ts). */
+    eData: bytea('e_data'),
+    /** Format 3: the literals of templated statements, packed; null when there are none. */
+    eLiterals: bytea('e_literals'),
     /** Format 1 only: each entry's HMAC link, as the row-per-entry log stored it. */
     eHash: text('e_hash').array(),
   },

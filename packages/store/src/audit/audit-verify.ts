@@ -23,6 +23,7 @@ import {
 import { CheckpointSignatureError, loadCheckpoints } from './audit-checkpoints.js'
 import {
   type ChunkRow,
+  decodeChunk,
   ENTRY_COLUMNS,
   entryAt,
   entryHash,
@@ -30,7 +31,13 @@ import {
   type TextLookup,
   textDigest,
 } from './audit-chunk-format.js'
-import { jsonRows, loadTexts } from './audit-chunk-reads.js'
+import {
+  CHUNK_HEAD,
+  type ChunkHead,
+  chunkRows,
+  loadTexts,
+  storedChunkRows,
+} from './audit-chunk-reads.js'
 
 export type AuditLogName = 'admin' | 'queries'
 
@@ -223,12 +230,7 @@ async function verifyQueryLog(
   result.unchained = Number(head?.unchained ?? 0)
   if (head?.start !== null && head?.start !== undefined) {
     // An entry without a link that is younger than the first link was not written by Palisade.
-    const [late] = await rowsOf<{ id: string }>(
-      db.execute(sql`SELECT e.id::text AS id FROM query_audit_chunks c
-        CROSS JOIN LATERAL unnest(c.e_id, c.e_at) AS e(id, at)
-        WHERE c.chain_id IS NULL AND c.last_at >= ${head.start}::bigint AND e.at >= ${head.start}::bigint
-        ORDER BY e.at, e.id LIMIT 1`),
-    )
+    const late = await firstUnlinkedSince(db, Number(head.start))
     if (late) {
       report({
         log: 'queries',
@@ -244,7 +246,7 @@ async function verifyQueryLog(
   let prev = ''
   let after: ChunkRow | undefined
   for (;;) {
-    const page = await jsonRows<ChunkRow>(
+    const page = await storedChunkRows<ChunkRow>(
       db,
       sql`SELECT row_to_json(c)::text AS j FROM (
           SELECT c.id, c.chain_id, c.first_seq FROM query_audit_chunks c WHERE c.chain_id IS NOT NULL
@@ -267,7 +269,8 @@ async function verifyQueryLog(
         badTexts.set(digest, 'statement text was changed after it was written')
       }
     }
-    for (const row of page) {
+    for (const stored of page) {
+      const { row, unreadable } = decoded(stored)
       if (row.chain_id !== chain) {
         chain = row.chain_id
         result.chains++
@@ -280,7 +283,7 @@ async function verifyQueryLog(
           log: 'queries',
           chain_id: row.chain_id,
           chain_seq: first + i,
-          entry_id: row.e_id[i] ?? row.id,
+          entry_id: row.e_id?.[i] ?? row.id,
           reason,
         })
       const last = first + row.entries - 1
@@ -289,14 +292,14 @@ async function verifyQueryLog(
       } else if (first < expected) {
         fail(0, `entry ${first} appears more than once in this chain`)
       }
-      const malformed = malformedChunk(row)
+      const malformed = unreadable ?? malformedChunk(row)
       if (malformed) {
         fail(0, `batch of entries ${first} to ${last} of this chain is malformed: ${malformed}`)
         expected = Math.max(expected, last + 1)
         prev = ''
         continue
       }
-      if (row.format === 2) {
+      if (row.format !== 1) {
         if (first === expected && row.prev_hash !== prev) {
           fail(0, 'entry does not follow the entry before it')
         }
@@ -329,9 +332,49 @@ async function verifyQueryLog(
   return result
 }
 
+/** A stored batch with its entries decoded, or why they cannot be. */
+function decoded(stored: ChunkRow): { row: ChunkRow; unreadable: string | null } {
+  try {
+    return { row: decodeChunk(stored), unreadable: null }
+  } catch (error) {
+    return { row: stored, unreadable: `its packed entries cannot be read (${String(error)})` }
+  }
+}
+
+/**
+ * The first entry (by time, then id) at or after `start` in a batch without a chain, or null.
+ * Batches are read oldest first and the walk stops once no later batch can hold an earlier one.
+ */
+async function firstUnlinkedSince(db: Db, start: number): Promise<{ id: string } | null> {
+  let best: { at: number; id: string } | null = null
+  let after: { first_at: number; id: string } | undefined
+  for (;;) {
+    const heads = await chunkRows<ChunkHead>(
+      db,
+      sql`SELECT ${CHUNK_HEAD} AS j FROM query_audit_chunks c
+        WHERE c.chain_id IS NULL AND c.last_at >= ${start}::bigint
+        ${after ? sql`AND (c.first_at, c.id) > (${after.first_at}::bigint, ${after.id}::uuid)` : sql``}
+        ORDER BY c.first_at, c.id LIMIT ${VERIFY_CHUNKS}`,
+    )
+    for (const head of heads) {
+      if (best && head.first_at > best.at) return best
+      for (let i = 0; i < head.entries; i++) {
+        const at = head.e_at[i] as number
+        const id = head.e_id[i] as string
+        if (at >= start && (!best || at < best.at || (at === best.at && id < best.id))) {
+          best = { at, id }
+        }
+      }
+    }
+    const last = heads.at(-1)
+    if (!last || heads.length < VERIFY_CHUNKS) return best
+    after = { first_at: last.first_at, id: last.id }
+  }
+}
+
 /** Why a batch cannot be read as entries, or null: arrays that do not match its entry count. */
 function malformedChunk(row: ChunkRow): string | null {
-  if (row.format !== 1 && row.format !== 2) return `unknown format ${row.format}`
+  if (row.format < 1 || row.format > 3) return `unknown format ${row.format}`
   if (!Number.isSafeInteger(row.first_seq) || !Number.isInteger(row.entries) || row.entries < 1) {
     return 'no entries'
   }

@@ -9,6 +9,7 @@ import { type ChunkRow, entryAt, entryHash, STATUS_NAMES } from './audit-chunk-f
 import {
   CHUNK_HEAD,
   type ChunkHead,
+  chunkRows,
   chunksById,
   chunkWhere,
   type EntryFilter,
@@ -16,7 +17,6 @@ import {
   entryFields,
   entryFilter,
   entryMatches,
-  jsonRows,
   loadTexts,
   uuidArray,
 } from './audit-chunk-reads.js'
@@ -127,7 +127,7 @@ async function newestEntries(db: Db, filter: EntryFilter, need: number): Promise
       if (refs.length >= need && (next[0]?.last_at ?? 0) < oldest) return refs
       const heads = new Map(
         (
-          await jsonRows<ChunkHead>(
+          await chunkRows<ChunkHead>(
             db,
             sql`SELECT ${CHUNK_HEAD} AS j FROM query_audit_chunks c
               WHERE c.id = ANY(${uuidArray(next.map((o) => o.id))}::uuid[])`,
@@ -195,7 +195,7 @@ export async function* exportQueryAudit(
   let after: ChunkRow | undefined
   let exhausted = false
   const fetchPage = async () => {
-    const rows = await jsonRows<ChunkRow>(
+    const rows = await chunkRows<ChunkRow>(
       db,
       // The page is chosen on the narrow columns, so only its own rows are turned into JSON.
       sql`SELECT row_to_json(c)::text AS j FROM (
@@ -369,7 +369,14 @@ async function countEntries(db: Db, filter: EntryFilter): Promise<number> {
   return total
 }
 
-/** Entries matching `filter` from `from` to `to` (ms, inclusive), counted on the batches. */
+/** Batches read per round trip while counting entries one by one. */
+const COUNT_CHUNKS = 200
+
+/**
+ * Entries matching `filter` from `from` to `to` (ms, inclusive), counted on the batches: those
+ * wholly inside the span by their per-principal counts (format 3) in SQL, the others (at the
+ * span's edges, or of earlier formats) entry by entry.
+ */
 async function countInChunks(
   db: Db,
   filter: EntryFilter,
@@ -377,14 +384,33 @@ async function countInChunks(
   to: number,
 ): Promise<number> {
   const within: EntryFilter = { ...filter, from, to }
-  const conds = [chunkWhere(within), sql`e.at >= ${from}::bigint`, sql`e.at <= ${to}::bigint`]
-  if (filter.userId) conds.push(sql`c.p_user_id[e.p] = ${filter.userId}::uuid`)
-  if (filter.dataSourceId) conds.push(sql`c.p_ds_id[e.p] = ${filter.dataSourceId}::uuid`)
-  if (filter.status !== undefined) conds.push(sql`e.s = ${filter.status}::smallint`)
-  const [row] = await rowsOf<{ n: number }>(
-    db.execute(sql`SELECT count(*)::int AS n FROM query_audit_chunks c
-      CROSS JOIN LATERAL unnest(c.e_at, c.e_principal, c.e_status) AS e(at, p, s)
-      WHERE ${sql.join(conds, sql` AND `)}`),
+  const inside = sql`c.format = 3 AND c.first_at >= ${from}::bigint AND c.last_at <= ${to}::bigint`
+  const principal = [sql`true`]
+  if (filter.userId) principal.push(sql`c.p_user_id[p.i] = ${filter.userId}::uuid`)
+  if (filter.dataSourceId) principal.push(sql`c.p_ds_id[p.i] = ${filter.dataSourceId}::uuid`)
+  const statuses = filter.status === undefined ? [0, 1, 2] : [filter.status]
+  const [summed] = await rowsOf<{ n: string | null }>(
+    db.execute(sql`SELECT sum(c.p_counts[(p.i - 1) * 3 + s.s + 1])::text AS n
+      FROM query_audit_chunks c
+      CROSS JOIN LATERAL generate_subscripts(c.p_user_id, 1) AS p(i)
+      CROSS JOIN unnest(${`{${statuses.join(',')}}`}::int[]) AS s(s)
+      WHERE ${chunkWhere(within)} AND ${inside} AND ${sql.join(principal, sql` AND `)}`),
   )
-  return Number(row?.n ?? 0)
+  let total = Number(summed?.n ?? 0)
+  let after: { first_at: number; id: string } | undefined
+  for (;;) {
+    const heads = await chunkRows<ChunkHead>(
+      db,
+      sql`SELECT ${CHUNK_HEAD} AS j FROM query_audit_chunks c
+        WHERE ${chunkWhere(within)} AND NOT (${inside})
+        ${after ? sql`AND (c.first_at, c.id) > (${after.first_at}::bigint, ${after.id}::uuid)` : sql``}
+        ORDER BY c.first_at, c.id LIMIT ${COUNT_CHUNKS}`,
+    )
+    for (const head of heads) {
+      for (let i = 0; i < head.entries; i++) if (entryMatches(head, i, within)) total++
+    }
+    const last = heads.at(-1)
+    if (!last || heads.length < COUNT_CHUNKS) return total
+    after = { first_at: last.first_at, id: last.id }
+  }
 }

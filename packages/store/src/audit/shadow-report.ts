@@ -1,7 +1,16 @@
-import { type SQL, sql } from 'drizzle-orm'
-import { type Db, rowsOf } from '../kernel/db.js'
+import { sql } from 'drizzle-orm'
+import type { Db } from '../kernel/db.js'
 import { entryAt } from './audit-chunk-format.js'
-import { chunksById, chunkWhere, entryFilter, loadTexts } from './audit-chunk-reads.js'
+import {
+  CHUNK_HEAD,
+  type ChunkHead,
+  chunkRows,
+  chunksById,
+  chunkWhere,
+  entryFilter,
+  entryMatches,
+  loadTexts,
+} from './audit-chunk-reads.js'
 import { invalidParameter, parseTime, type TimeInput } from './audit-filters.js'
 
 /** Window of `GET /policies/{id}/shadow-report`. */
@@ -46,42 +55,62 @@ export async function shadowReport(
     throw invalidParameter('examples', 'must be an integer from 0 to 100')
   }
   const window = entryFilter({ from: filter.from, to: filter.to })
-  const bounds: SQL[] = [sql`e.sh IS NOT NULL`]
-  if (window.from !== undefined) bounds.push(sql`e.at >= ${window.from}::bigint`)
-  if (window.to !== undefined) bounds.push(sql`e.at <= ${window.to}::bigint`)
-  // The entries with shadow records in the window, and which of their (shared) shadow texts name
-  // the policy. The texts are fenced off (MATERIALIZED) so only shadow texts are read as JSON.
-  const matched = sql`WITH e AS (
-      SELECT c.id AS chunk, e.i, e.at, e.eid, c.p_user_id[e.p] AS user_id,
-        c.p_username[e.p] AS username, c.texts[e.sh] AS digest, e.denied
-      FROM query_audit_chunks c
-      CROSS JOIN LATERAL unnest(c.e_at, c.e_id, c.e_principal, c.e_shadow, c.e_shadow_denied)
-        WITH ORDINALITY AS e(at, eid, p, sh, denied, i)
-      WHERE ${chunkWhere(window)} AND ${sql.join(bounds, sql` AND `)}
-    ),
-    s AS MATERIALIZED (
-      SELECT t.digest, t.body FROM query_audit_texts t WHERE t.digest IN (SELECT digest FROM e)
-    ),
-    m AS (
-      SELECT e.* FROM e WHERE e.digest IN (
-        SELECT digest FROM s WHERE s.body::jsonb @> ${JSON.stringify([{ policy_id: policyId }])}::jsonb
-      )
-    )`
-  const [users, picks] = await Promise.all([
-    rowsOf<{ user_id: string; username: string; statements: number; would_deny: number }>(
-      db.execute(sql`${matched}
-        SELECT user_id::text AS user_id, max(username) AS username, count(*)::int AS statements,
-          (count(*) FILTER (WHERE denied))::int AS would_deny
-        FROM m GROUP BY user_id ORDER BY count(*) DESC, user_id`),
-    ),
-    limit === 0
-      ? Promise.resolve([])
-      : rowsOf<{ chunk: string; i: number }>(
-          db.execute(sql`${matched}
-            SELECT chunk::text AS chunk, i::int AS i FROM m ORDER BY at DESC, eid DESC
-            LIMIT ${limit}`),
-        ),
-  ])
+  /** Shadow texts seen so far: whether each names the policy. */
+  const names = new Map<string, boolean>()
+  const users = new Map<string, ShadowReport['users'][number]>()
+  /** The newest matched entries, newest first, at most `limit`. */
+  const picks: { chunk: string; i: number; at: number; id: string }[] = []
+  let after: { first_at: number; id: string } | undefined
+  for (;;) {
+    const heads = await chunkRows<ChunkHead>(
+      db,
+      sql`SELECT ${CHUNK_HEAD} AS j FROM query_audit_chunks c WHERE ${chunkWhere(window)}
+        ${after ? sql`AND (c.first_at, c.id) > (${after.first_at}::bigint, ${after.id}::uuid)` : sql``}
+        ORDER BY c.first_at, c.id LIMIT ${REPORT_CHUNKS}`,
+    )
+    const digestOf = (head: ChunkHead, i: number) => {
+      const slot = head.e_shadow[i]
+      return slot ? (head.texts[slot - 1] ?? null) : null
+    }
+    const unseen = new Set<string>()
+    for (const head of heads) {
+      for (let i = 0; i < head.entries; i++) {
+        const digest = digestOf(head, i)
+        if (digest && !names.has(digest)) unseen.add(digest)
+      }
+    }
+    for (const [digest, body] of await loadTexts(db, unseen)) {
+      names.set(digest, namesPolicy(body, policyId))
+    }
+    for (const head of heads) {
+      for (let i = 0; i < head.entries; i++) {
+        const digest = digestOf(head, i)
+        if (!digest || !names.get(digest) || !entryMatches(head, i, window)) continue
+        const p = (head.e_principal[i] as number) - 1
+        const userId = head.p_user_id[p] as string
+        const username = head.p_username[p] as string
+        const user = users.get(userId) ?? {
+          user_id: userId,
+          username,
+          statements: 0,
+          would_deny: 0,
+        }
+        users.set(userId, user)
+        if (username > user.username) user.username = username
+        user.statements++
+        if (head.e_shadow_denied[i] === true) user.would_deny++
+        keepNewest(picks, limit, {
+          chunk: head.id,
+          i,
+          at: head.e_at[i] as number,
+          id: head.e_id[i] as string,
+        })
+      }
+    }
+    const last = heads.at(-1)
+    if (!last || heads.length < REPORT_CHUNKS) break
+    after = { first_at: last.first_at, id: last.id }
+  }
   const chunks = new Map(
     (
       await chunksById(
@@ -94,7 +123,7 @@ export async function shadowReport(
     db,
     picks.map((p) => {
       const row = chunks.get(p.chunk)
-      const slot = row?.e_original[Number(p.i) - 1]
+      const slot = row?.e_original[p.i]
       return row && slot ? (row.texts[slot - 1] ?? null) : null
     }),
   )
@@ -102,7 +131,7 @@ export async function shadowReport(
   for (const p of picks) {
     const row = chunks.get(p.chunk)
     if (!row) continue
-    const e = entryAt(row, Number(p.i) - 1, (d) => texts.get(d))
+    const e = entryAt(row, p.i, (d) => texts.get(d))
     examples.push({
       id: e.id,
       created_at: e.createdAt.toISOString(),
@@ -112,11 +141,10 @@ export async function shadowReport(
       would_deny: e.shadowDenied === true,
     })
   }
-  const byUser = users.map((u) => ({
-    ...u,
-    statements: Number(u.statements),
-    would_deny: Number(u.would_deny),
-  }))
+  const byUser = [...users.values()].sort(
+    (a, b) =>
+      b.statements - a.statements || (a.user_id < b.user_id ? -1 : a.user_id > b.user_id ? 1 : 0),
+  )
   return {
     policy_id: policyId,
     from: parseTime('from', filter.from)?.toISOString() ?? null,
@@ -126,4 +154,35 @@ export async function shadowReport(
     users: byUser,
     examples,
   }
+}
+
+/** Batches read per round trip. */
+const REPORT_CHUNKS = 200
+
+/** Whether a shadow record (a JSON array of the shadow policies that matched) names `policyId`. */
+function namesPolicy(body: string, policyId: string): boolean {
+  try {
+    const matched: unknown = JSON.parse(body)
+    return (
+      Array.isArray(matched) &&
+      matched.some((m) => typeof m === 'object' && m !== null && m.policy_id === policyId)
+    )
+  } catch {
+    return false
+  }
+}
+
+/** Adds `pick` to `picks` (newest first by time, then id) if it is among the `limit` newest. */
+function keepNewest<T extends { at: number; id: string }>(
+  picks: T[],
+  limit: number,
+  pick: T,
+): void {
+  const newer = (a: T, b: T) => a.at > b.at || (a.at === b.at && a.id > b.id)
+  if (limit === 0) return
+  if (picks.length === limit && !newer(pick, picks[limit - 1] as T)) return
+  let at = picks.length
+  while (at > 0 && newer(pick, picks[at - 1] as T)) at--
+  picks.splice(at, 0, pick)
+  if (picks.length > limit) picks.pop()
 }

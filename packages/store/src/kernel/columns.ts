@@ -1,4 +1,4 @@
-import { timestamp, uuid } from 'drizzle-orm/pg-core'
+import { customType, timestamp, uuid } from 'drizzle-orm/pg-core'
 
 /** A millisecond-precision `timestamptz`, matching the API's timestamp format (docs/resources.md#values). */
 export const ts = (name: string) =>
@@ -20,4 +20,9 @@ export const idColumn = () => uuid('id').primaryKey()
 export const validity = () => ({
   validFrom: ts('valid_from'),
   validUntil: ts('valid_until'),
+})
+
+/** A `bytea` column (drizzle has no built-in one); the audit reads it as hex text through JSON. */
+export const bytea = customType<{ data: Buffer; driverData: Buffer }>({
+  dataType: () => 'bytea',
 })

@@ -458,6 +458,9 @@ export function auditRetentionCases(makeStore: MakeStore): void {
             p_ds_name: ['shop'],
             p_client_info: [null],
             texts,
+            p_counts: null,
+            e_data: null,
+            e_literals: null,
             e_id: bodies.map(
               (_, i) => `0190f000-0000-7000-8000-${String(1000 + seq + i).padStart(12, '0')}`,
             ),

@@ -2,7 +2,13 @@ import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHAIN_KEY_PURPOSE } from '../../src/audit/audit-chain.js'
 import { signCheckpoint } from '../../src/audit/audit-checkpoints.js'
-import type { ChunkRow } from '../../src/audit/audit-chunk-format.js'
+import { type ChunkRow, decodeChunk, sealChunk } from '../../src/audit/audit-chunk-format.js'
+import {
+  byteaBytes,
+  byteaText,
+  packEntries,
+  unpackEntries,
+} from '../../src/audit/audit-entry-pack.js'
 import { QueryAuditWriter } from '../../src/audit/query-audit-writer.js'
 import type { QueryAuditFilter, Store, User } from '../../src/index.js'
 import { MissingAuditEntryError } from '../../src/index.js'
@@ -588,7 +594,7 @@ export function auditCases(makeStore: MakeStore): void {
       return rows.map((r) => r.id)
     }
 
-    /** The linked batches of the query audit, in chain order. */
+    /** The linked batches of the query audit as stored, in chain order. */
     async function chunks(store: Store): Promise<ChunkRow[]> {
       const rows = await rowsOf<{ j: string }>(
         store.db.execute(
@@ -599,12 +605,19 @@ export function auditCases(makeStore: MakeStore): void {
       return rows.map((r) => JSON.parse(r.j) as ChunkRow)
     }
 
-    /** Stores a batch row as given (inserting needs no trigger off: the log is append-only). */
-    async function insertChunk(store: Store, row: ChunkRow) {
+    /** The ids of a stored batch's entries (format 3 derives them from the batch). */
+    const idsOf = (row: ChunkRow | undefined) => decodeChunk(row as ChunkRow).e_id
+
+    /**
+     * Stores a batch row as given (inserting needs no trigger off: the log is append-only);
+     * resolves to its entry ids as a reader sees them.
+     */
+    async function insertChunk(store: Store, row: ChunkRow): Promise<string[]> {
       await store.db.execute(
         sql`INSERT INTO query_audit_chunks
           SELECT * FROM json_populate_record(NULL::query_audit_chunks, ${JSON.stringify(row)}::json)`,
       )
+      return idsOf(row)
     }
 
     async function exportAll(store: Store, filter = {}) {
@@ -623,9 +636,9 @@ export function auditCases(makeStore: MakeStore): void {
         expect(byLog['admin']).toMatchObject({ entries: 5, chains: 1, unchained: 0 })
         expect(byLog['queries']).toMatchObject({ entries: 5, chains: 1, unchained: 0 })
         expect((await chunks(store)).map((c) => [c.format, c.first_seq, c.entries])).toEqual([
-          [2, 1, 2],
-          [2, 3, 2],
-          [2, 5, 1],
+          [3, 1, 2],
+          [3, 3, 2],
+          [3, 5, 1],
         ])
         const exported = await exportAll(store)
         expect(exported.map((r) => r.original_query)).toEqual([
@@ -692,14 +705,50 @@ export function auditCases(makeStore: MakeStore): void {
       }
     })
 
+    it('reads and verifies batches of format 2 (entry arrays, as earlier versions wrote them)', async () => {
+      const { store } = await chainedStore()
+      try {
+        const before = await exportAll(store)
+        const key = store.context.secrets.derive(CHAIN_KEY_PURPOSE)
+        const stored = await chunks(store)
+        for (const row of stored) {
+          // The same batch as the previous version stored it: arrays, no packed columns.
+          const old: ChunkRow = {
+            ...decodeChunk(row),
+            format: 2,
+            p_counts: null,
+            e_data: null,
+            e_literals: null,
+          }
+          old.hash = sealChunk(key, old)
+          await tamper(
+            store,
+            'query_audit_chunks',
+            `DELETE FROM query_audit_chunks WHERE id = '${row.id}'`,
+          )
+          await insertChunk(store, old)
+        }
+        expect((await chunks(store)).map((c) => c.format)).toEqual([2, 2, 2])
+        expect(await exportAll(store)).toEqual(before)
+        expect((await store.audit.verify()).first_broken).toBeNull()
+        expect((await store.audit.queries.list({ status: 'success' })).total).toBe(before.length)
+      } finally {
+        await store.close()
+      }
+    })
+
     it('reports a changed batch at its first entry, naming the entries it holds', async () => {
       const { store } = await chainedStore()
       try {
         const second = (await chunks(store))[1] as ChunkRow
+        // Someone who knows the format marks the batch's second entry denied.
+        const entries = unpackEntries(byteaBytes(second.e_data) as Buffer, second.entries)
+        entries.status[1] = 2
         await tamper(
           store,
           'query_audit_chunks',
-          `UPDATE query_audit_chunks SET e_status[2] = 2, status_mask = status_mask | 4 WHERE id = '${second.id}'`,
+          `UPDATE query_audit_chunks SET e_data = '${byteaText(packEntries(entries))}'::bytea,
+            status_mask = status_mask | 4 WHERE id = '${second.id}'`,
         )
         const denied = await store.audit.queries.list({ status: 'denied' })
         expect(denied.data.map((r) => r.original_query)).toEqual(['SELECT 3'])
@@ -709,7 +758,7 @@ export function auditCases(makeStore: MakeStore): void {
           log: 'queries',
           chain_id: second.chain_id,
           chain_seq: 3,
-          entry_id: second.e_id[0],
+          entry_id: idsOf(second)[0],
         })
         expect(result.first_broken?.reason).toMatch(/entries 3 to 4 .*changed after it was written/)
       } finally {
@@ -730,7 +779,7 @@ export function auditCases(makeStore: MakeStore): void {
         expect(changed.first_broken).toMatchObject({
           log: 'queries',
           chain_seq: 4,
-          entry_id: second?.e_id[1],
+          entry_id: idsOf(second)[1],
         })
         expect(changed.first_broken?.reason).toMatch(
           /statement text was changed after it was written/,
@@ -742,7 +791,7 @@ export function auditCases(makeStore: MakeStore): void {
           `DELETE FROM query_audit_texts WHERE digest = palisade_text_digest('SELECT 1')`,
         )
         const deleted = await store.audit.verify()
-        expect(deleted.first_broken).toMatchObject({ chain_seq: 2, entry_id: first?.e_id[1] })
+        expect(deleted.first_broken).toMatchObject({ chain_seq: 2, entry_id: idsOf(first)[1] })
         expect(deleted.first_broken?.reason).toMatch(/statement text is missing/)
       } finally {
         await store.close()
@@ -763,7 +812,7 @@ export function auditCases(makeStore: MakeStore): void {
         expect(result.first_broken).toMatchObject({
           log: 'queries',
           chain_seq: 5,
-          entry_id: third?.e_id[0],
+          entry_id: idsOf(third)[0],
         })
         expect(result.first_broken?.reason).toMatch(/entries 3 to 4 of this chain are missing/)
         expect(result.logs.find((l) => l.log === 'queries')?.entries).toBe(3)
@@ -778,9 +827,8 @@ export function auditCases(makeStore: MakeStore): void {
         const [, second, third] = (await chunks(store)) as ChunkRow[]
         const last = (await exportAll(store)).at(-1)
         const at = (third?.first_at ?? 0) + 1000
-        const forgedId = '0190f000-0000-7000-8000-00000000fff1'
         // It follows the chain's last entry, but its seal cannot be made without the key.
-        await insertChunk(store, {
+        const [forgedId] = await insertChunk(store, {
           ...(third as ChunkRow),
           id: '0190f000-0000-7000-8000-00000000fff0',
           first_seq: 6,
@@ -788,8 +836,6 @@ export function auditCases(makeStore: MakeStore): void {
           hash: 'f'.repeat(64),
           first_at: at,
           last_at: at,
-          e_id: [forgedId],
-          e_at: [at],
         })
         const sealed = await store.audit.verify()
         expect(sealed.first_broken).toMatchObject({
@@ -807,15 +853,13 @@ export function auditCases(makeStore: MakeStore): void {
         expect(repeated.first_broken).toMatchObject({ log: 'queries', chain_seq: 3 })
         expect(repeated.first_broken?.reason).toMatch(/entry 3 appears more than once/)
         // A batch without a chain, younger than the chain: not written by Palisade.
-        const unlinkedId = '0190f000-0000-7000-8000-00000000fff3'
-        await insertChunk(store, {
+        const [unlinkedId] = await insertChunk(store, {
           ...(third as ChunkRow),
           id: '0190f000-0000-7000-8000-00000000fff4',
           chain_id: null,
           first_seq: null,
           prev_hash: null,
           hash: null,
-          e_id: [unlinkedId],
         })
         const unlinked = await store.audit.verify()
         expect(unlinked.first_broken).toMatchObject({
@@ -875,7 +919,7 @@ export function auditCases(makeStore: MakeStore): void {
         expect(wrong.first_broken).toMatchObject({
           log: 'queries',
           chain_seq: 3,
-          entry_id: second.e_id[0],
+          entry_id: idsOf(second)[0],
         })
         expect(wrong.first_broken?.reason).toMatch(/does not follow/)
       } finally {
