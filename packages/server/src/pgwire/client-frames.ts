@@ -16,6 +16,8 @@ export class ClientFrameReader {
   #size = 0
   /** Whether the StartupMessage has been read (messages are typed from then on). */
   typed = false
+  /** The typed message `next` refused by its header: type byte and declared length. */
+  refused: { code: number; length: number } | undefined
 
   constructor(maxMessageBytes: number) {
     this.#maxMessageBytes = maxMessageBytes
@@ -40,6 +42,9 @@ export class ClientFrameReader {
     const length = head.readInt32BE(header - 4)
     const total = length + header - 4
     if (this.typed) {
+      if (length < 4 || total > this.#maxMessageBytes) {
+        this.refused = { code: head[0] ?? 0, length }
+      }
       if (length < 4) throw violation(`invalid message length ${length}`)
       if (total > this.#maxMessageBytes) {
         throw new WireError({

@@ -45,6 +45,11 @@ export interface MessageHandler {
   onFailure(error: unknown, out: ClientOutput): Promise<void>
   /** Every complete message received so far is handled (the client may now think a while). */
   drained?(): void
+  /**
+   * A typed message refused before it was read (too long, or an impossible length): its type
+   * and declared length, and the FATAL error that ends the connection.
+   */
+  unreadMessage?(code: number, length: number, error: unknown): void
   /** Releases what the connection holds; safe to call more than once. */
   close(): Promise<void>
 }
@@ -246,6 +251,8 @@ export function serveClient(
       flushSoon()
       if (stream.isPaused()) stream.resume()
     } catch (error) {
+      const unread = reader.refused
+      if (unread) handler.unreadMessage?.(unread.code, unread.length, error)
       fail(error)
     } finally {
       busy = false

@@ -27,6 +27,7 @@ import { CursorRegistry } from './cursor-registry.js'
 import { ExtendedProtocol } from './extended-protocol.js'
 import { Frontend } from './frontend-messages.js'
 import { initialParameterStatus } from './parameter-status.js'
+import { refusedMessageText, unreadMessageText } from './refused-message.js'
 import { refuseQuery, simpleQuery } from './simple-query.js'
 import { cancelKey, StartupCode, startupCode, startupParameters } from './startup.js'
 import { UpstreamRelay } from './upstream-relay.js'
@@ -315,6 +316,7 @@ export class ConnectionHandler implements MessageHandler {
           sql = reader.cstring()
           reader.end()
         } catch (error) {
+          ctx.audit.rejected(refusedMessageText(bytes), error, 0)
           return refuseQuery(ctx, error, out)
         }
         const behind = this.#services.backend.auditBacklog?.()
@@ -330,13 +332,25 @@ export class ConnectionHandler implements MessageHandler {
         // COPY is never started, so stray COPY messages are ignored, as PostgreSQL does.
         return undefined
       case Frontend.FunctionCall:
-        throw WireError.error(
-          WireSqlState.FeatureNotSupported,
-          'feature not supported: function call',
+        return this.#refuse(
+          ctx,
+          bytes,
+          WireError.error(WireSqlState.FeatureNotSupported, 'feature not supported: function call'),
         )
       default:
-        throw violation(`invalid frontend message type ${code}`)
+        return this.#refuse(ctx, bytes, violation(`invalid frontend message type ${code}`))
     }
+  }
+
+  /** A message refused after login has its audit row, so attempts show up there and in /metrics. */
+  #refuse(ctx: ConnectionContext, bytes: Uint8Array, error: WireError): never {
+    ctx.audit.rejected(refusedMessageText(bytes), error, 0)
+    throw error
+  }
+
+  unreadMessage(code: number, length: number, error: unknown): void {
+    if (this.#phase === 'ready')
+      this.#ctx?.audit.rejected(unreadMessageText(code, length), error, 0)
   }
 
   /** A statement that reached Palisade has its audit row, even when it cannot run. */
@@ -438,7 +452,8 @@ export class ConnectionHandler implements MessageHandler {
           upstream.send(serialize.close({ type: 'S', name }))
         }
       }
-      await upstream.release({ discard: busy })
+      // A statement still running is cancelled: it must not outlive its client.
+      await upstream.release({ abandoned: busy })
     } catch (error) {
       this.#services.log('data plane: releasing an upstream session failed', error)
     }

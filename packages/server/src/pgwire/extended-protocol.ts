@@ -16,6 +16,7 @@ import { ClientStatements, NO_TYPES, type Prepared } from './client-statements.j
 import type { ConnectionContext } from './connection-context.js'
 import { deallocateTarget, extendedStatement } from './extended-statement-check.js'
 import { Frontend } from './frontend-messages.js'
+import { refusedMessageText } from './refused-message.js'
 import { RepeatedStatements } from './repeated-statements.js'
 import { runAsPrepared } from './simple-as-prepared.js'
 
@@ -81,11 +82,15 @@ export class ExtendedProtocol {
     return this.#handleChecked(code, reader, bytes)
   }
 
-  /** A malformed message is an ERROR that skips the batch to Sync, as in PostgreSQL. */
+  /**
+   * A malformed message is an ERROR that skips the batch to Sync, as in PostgreSQL, and has its
+   * audit row (refusals of well-formed statements are audited where they are refused).
+   */
   #handleChecked(code: number, reader: WireReader, bytes: Uint8Array): Promise<void> | undefined {
     try {
       return this.#handleNow(code, reader, bytes)
     } catch (error) {
+      this.#ctx.audit.rejected(refusedMessageText(bytes), error, 0)
       this.#fail(error)
       return undefined
     }

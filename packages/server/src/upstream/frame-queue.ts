@@ -29,6 +29,16 @@ export class FrameQueue {
     waiter?.reject(error)
   }
 
+  /**
+   * Rejects the waiting reader with `error` without failing the source: the session is taken
+   * from a reader that no longer needs it (its client left) and read by another.
+   */
+  interrupt(error: Error): void {
+    const waiter = this.#waiter
+    this.#waiter = undefined
+    waiter?.reject(error)
+  }
+
   /** Drops anything queued (the session goes back to a pool). */
   clear(): void {
     this.#frames = []

@@ -200,7 +200,7 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
   }
 
   async #return(session: PostgresSession): Promise<void> {
-    if (!session.alive && !this.#closed) this.#down(new Error('connection lost'))
+    if (session.lost && !this.#closed) this.#down(new Error('connection lost'))
     const clean = !this.#closed && (await session.clean())
     if (!clean) {
       session.destroy()
@@ -242,6 +242,10 @@ export class PostgresPool implements UpstreamProvider, BackendLender {
 
   #state(): UpstreamEvent['pool'] {
     return { size: this.#size, idle: this.#idle.length, waiting: this.#waiters.length }
+  }
+
+  reachable(): boolean {
+    return this.#downSince === undefined
   }
 
   poolState(): UpstreamPoolState {

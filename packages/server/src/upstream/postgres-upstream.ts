@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto'
 import { serialize } from 'pg-protocol'
+import { asBuffer } from '../wire/as-buffer.js'
 import { FrameQueue } from './frame-queue.js'
 import { FrameSplitter } from './frame-splitter.js'
 import { type PostgresBackend, sendCancel } from './postgres-connect.js'
+import { terminateBackend } from './terminate-backend.js'
 import { UNSAFE_CASTS_ASSERTION } from './unsafe-casts.js'
 import type { BackendFrame, PostgresUpstreamConfig, UpstreamSession } from './upstream.types.js'
 
 const Z = 'Z'.charCodeAt(0)
+const D = 'D'.charCodeAt(0)
 
 /** What a transaction-pooled backend keeps between clients (transaction-session.ts). */
 export interface SharedBackendState {
@@ -22,6 +26,12 @@ export interface SharedBackendState {
 export const UPSTREAM_HIGH_WATER = 1024 * 1024
 
 /**
+ * How long a backend whose client left mid-statement has, after its CancelRequest, to come back
+ * idle; past it the session is closed and its backend terminated.
+ */
+export const ABANDON_WAIT_MS = 2000
+
+/**
  * One pooled PostgreSQL backend at message level: frames out, frames in. `release` hands it
  * back through `onRelease`, which cleans it (rollback, reset) before another client gets it.
  */
@@ -35,6 +45,10 @@ export class PostgresSession implements UpstreamSession {
   /** Messages sent since the last read: written together, in one system call. */
   #outgoing: Uint8Array[] = []
   #alive = true
+  /** Closed by the proxy (`destroy`), not lost: no sign of an outage. */
+  #destroyed = false
+  /** `abandon` reads the backend: the client's reader gets nothing more. */
+  #abandoning = false
   #status = 'I'
   /**
    * Transaction pooling: what this backend holds for whichever client runs on it next (the
@@ -73,6 +87,11 @@ export class PostgresSession implements UpstreamSession {
     return this.#alive
   }
 
+  /** The connection ended without the proxy closing it (the upstream went away). */
+  get lost(): boolean {
+    return !this.#alive && !this.#destroyed
+  }
+
   /**
    * Whether nothing arrived unasked while the session sat idle: a backend ended by the server
    * (an administrator's terminate, a shutdown) leaves its FATAL here before the socket closes.
@@ -99,10 +118,15 @@ export class PostgresSession implements UpstreamSession {
    * write is a system call and a packet on a no-delay socket).
    */
   send(frames: Uint8Array): void {
-    if (this.#alive) this.#outgoing.push(frames)
+    if (this.#alive && !this.#abandoning) this.#outgoing.push(frames)
   }
 
   read(): Promise<BackendFrame[]> {
+    if (this.#abandoning) return Promise.reject(new Error('the client disconnected'))
+    return this.#read()
+  }
+
+  #read(): Promise<BackendFrame[]> {
     this.#writeOutgoing()
     const frames = this.#queue.read()
     // What was queued is taken now: read on.
@@ -124,9 +148,49 @@ export class PostgresSession implements UpstreamSession {
     await sendCancel(this.#config, this.#backend.processId, this.#backend.secretKey)
   }
 
-  async release(options: { discard?: boolean } = {}): Promise<void> {
-    if (options.discard) this.destroy()
+  async release(options: { abandoned?: boolean } = {}): Promise<void> {
+    if (options.abandoned) await this.abandon()
     this.#onRelease(this)
+  }
+
+  /**
+   * The client left while a statement of its ran here: cancels it at once, then reads the
+   * backend back to idle (transaction rolled back), dropping the answers nobody waits for. A
+   * backend not back within `waitMs` is closed and terminated upstream, so the statement cannot
+   * outlive its client. Resolves whether the session may be cleaned and reused.
+   */
+  async abandon(waitMs = ABANDON_WAIT_MS): Promise<boolean> {
+    if (!this.#alive) return false
+    this.#abandoning = true
+    // The reader that relayed to the client is gone with it: it gets an error, not the frames.
+    this.#queue.interrupt(new Error('the client disconnected'))
+    this.#outgoing = []
+    const deadline = Date.now() + waitMs
+    try {
+      // Sent before the marker: a cancel that came late would hit the marker query instead.
+      await withTimeout(this.cancel(), waitMs)
+      const marker = randomUUID()
+      // The Sync ends a half-sent extended batch; the marker's row tells our answer from the
+      // client's (however many ReadyForQuery its messages still had due).
+      this.#outgoing.push(
+        Buffer.concat([serialize.sync(), serialize.query(`ROLLBACK; SELECT '${marker}'`)]),
+      )
+      let seen = false
+      for (;;) {
+        for (const f of await withTimeout(this.#read(), Math.max(1, deadline - Date.now()))) {
+          if (f.code === D && asBuffer(f.bytes).includes(marker)) seen = true
+          else if (f.code === Z && seen) {
+            this.#abandoning = false
+            return this.#status === 'I'
+          }
+        }
+      }
+    } catch {
+      const processId = this.#backend.processId
+      this.destroy()
+      void terminateBackend(this.#config, processId)
+      return false
+    }
   }
 
   /**
@@ -193,7 +257,10 @@ export class PostgresSession implements UpstreamSession {
 
   /** Closes the connection. */
   destroy(): void {
-    if (this.#alive) this.#backend.socket.end(serialize.end())
+    if (this.#alive) {
+      this.#destroyed = true
+      this.#backend.socket.end(serialize.end())
+    }
     this.#lose(new Error('upstream session closed'))
   }
 }

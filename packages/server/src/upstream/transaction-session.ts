@@ -197,13 +197,18 @@ export class TransactionSession implements UpstreamSession {
     this.#pinned = true
   }
 
-  async release(options: { discard?: boolean } = {}): Promise<void> {
+  async release(options: { abandoned?: boolean } = {}): Promise<void> {
     this.#closed = true
     this.#outgoing = []
     const backend = this.#bound
     this.#bound = undefined
     if (!backend) return
-    if (options.discard) backend.destroy()
+    if (options.abandoned) {
+      // Its statement is cancelled; the backend is cleaned, or replaced when it stays busy.
+      await backend.abandon()
+      this.#lender.giveBack(backend, true)
+      return
+    }
     const idle = this.#readyDue === 0 && this.#endsAtReady && this.#status === 'I'
     this.#lender.giveBack(backend, !idle || this.#pinned || this.#settingsChanged)
   }

@@ -42,10 +42,11 @@ export interface UpstreamSession {
   releaseIdle?(): void
   /**
    * Returns the session to its pool, cleaned (rolled back, cursors and statements dropped,
-   * presentation settings reset). `discard` closes it instead when its state is unknown (the
-   * client left in the middle of a statement), where the upstream allows that.
+   * presentation settings reset). `abandoned`: the client left in the middle of a statement,
+   * which is cancelled at once (CancelRequest); a backend that does not come back idle soon
+   * after is closed and terminated instead (PostgreSQL; PGlite cannot interrupt a statement).
    */
-  release(options?: { discard?: boolean }): Promise<void>
+  release(options?: { abandoned?: boolean }): Promise<void>
 }
 
 /** Hands out upstream sessions for one datasource. */
@@ -59,6 +60,23 @@ export interface UpstreamProvider {
   close(): Promise<void>
   /** A pool's state now, for metrics; absent for an embedded upstream. */
   poolState?(): UpstreamPoolState
+  /**
+   * Whether the upstream answered the pool's last connection attempt (readiness); absent for an
+   * embedded upstream, which is always there.
+   */
+  reachable?(): boolean
+}
+
+/** What the data plane last saw of one datasource's upstream (`/ready`, `/metrics`). */
+export interface UpstreamStatus {
+  /** The datasource's name (nothing of its connection settings). */
+  readonly datasource: string
+  /**
+   * `reachable`: its last connection attempt worked, or it is embedded. `unreachable`: the last
+   * attempt failed, or its pool could not start. Datasources no client has used since start are
+   * not listed: nothing was tried yet.
+   */
+  readonly state: 'reachable' | 'unreachable'
 }
 
 /** One datasource's upstream pool: sessions open, idle, and clients waiting for one. */
