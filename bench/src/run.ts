@@ -15,6 +15,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   pgbench: () => import('./pgbench.js'),
   pooling: () => import('./pooling.js'),
   memory: () => import('./memory.js'),
+  'install-size': () => import('./install-size.js'),
 }
 
 const wanted = process.argv.slice(2)

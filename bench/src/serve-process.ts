@@ -60,7 +60,7 @@ export async function serve(
   })
   const base = `http://127.0.0.1:${adminPort}`
   for (let i = 0; ; i++) {
-    const up = await fetch(`${base}/health`).then(
+    const up = await fetch(`${base}/ready`).then(
       (r) => r.ok,
       () => false,
     )

@@ -11,7 +11,7 @@ import type { LoginEvent } from './pgwire/admission.js'
 import { CancelRegistry } from './pgwire/cancel-registry.js'
 import type { Rewriter } from './pgwire/connection-context.js'
 import { type Listener, startListener } from './pgwire/listener.js'
-import type { UpstreamEvent, UpstreamPoolState } from './upstream/upstream.types.js'
+import type { UpstreamEvent, UpstreamPoolState, UpstreamStatus } from './upstream/upstream.types.js'
 import {
   type UpstreamFactory,
   UpstreamRegistry,
@@ -52,6 +52,8 @@ export interface DataPlane {
   readonly connections: number
   /** Each PostgreSQL datasource's upstream pool now (started pools only). */
   upstreamPools(): UpstreamPoolState[]
+  /** What was last seen of each used datasource's upstream (readiness). */
+  upstreamStatuses(): UpstreamStatus[]
   /** Stops listening, closes client connections and upstream sessions. */
   close(): Promise<void>
 }
@@ -136,6 +138,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
       return sessions.size
     },
     upstreamPools: () => upstreams.poolStates(),
+    upstreamStatuses: () => upstreams.statuses(),
     async close() {
       // Connections first: statements in progress finish (and are audited) before sessions go.
       await listener.close()

@@ -8,6 +8,7 @@ import { closeOnSignals } from './cli/signals.js'
 import type { DataPlaneConfig } from './config.js'
 import { createDataPlane, type DataPlane } from './create-data-plane.js'
 import { createStoreBackend } from './data-plane/store-backend.js'
+import { Readiness } from './health/readiness.js'
 import { createAdminApp } from './http/index.js'
 import { createLogger, type Logger } from './logging/logger.js'
 import {
@@ -79,7 +80,7 @@ export interface PalisadeServer {
   close(): Promise<void>
 }
 
-/** The package version, reported by `/health`. */
+/** The package version, reported by `/health` and `/ready`. */
 export const VERSION = readVersion()
 
 /**
@@ -88,7 +89,7 @@ export const VERSION = readVersion()
  *
  * ```ts
  * const server = await createServer({ dataDir: './palisade-data' })
- * // psql "postgresql://alice@127.0.0.1:5434/shop"; curl http://127.0.0.1:5435/health
+ * // psql "postgresql://alice@127.0.0.1:5434/shop"; curl http://127.0.0.1:5435/ready
  * await server.close()
  * ```
  */
@@ -173,16 +174,19 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       onUpstreamEvent: both(upstreamLog(logger), (e) => metrics.upstreamEvent(e)),
       observer: metrics,
     })
+    const readiness = new Readiness({ store, upstreams: () => dataPlane.upstreamStatuses() })
     metrics.attach({
       store,
       sessions: () => dataPlane.connections,
       upstreamPools: () => dataPlane.upstreamPools(),
+      readiness,
     })
     closers.push(() => dataPlane.close())
     const app = createAdminApp({
       store,
       logins,
       metrics,
+      readiness,
       ...(config.admin?.metricsToken ? { metricsToken: config.admin.metricsToken } : {}),
       jwtSecret: jwt.secret,
       logger: adminAppLog(logger),

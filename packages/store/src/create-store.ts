@@ -163,6 +163,11 @@ export interface Store {
     signal(signal: InstanceSignal): void
     /** Hears the other instances' signals. */
     onSignal(listener: (signal: InstanceSignal) => void): () => void
+    /**
+     * Whether changes reach this instance now: always on PGlite (one process), on PostgreSQL while
+     * the listener connection is subscribed; false once the store is closed (readiness).
+     */
+    readonly live: boolean
   }
   /** Shorthand for `sessions.buildSessionInput`. */
   buildSessionInput: SessionContextBuilder['buildSessionInput']
@@ -325,6 +330,9 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
       subscribe: (listener) => feed.subscribe(listener),
       signal: (signal) => feed.signal(signal),
       onSignal: (listener) => feed.onSignal(listener),
+      get live() {
+        return !closed && (driver.listen ? (driver.listening ?? false) : true)
+      },
     },
     buildSessionInput: (username, datasourceName) =>
       sessions.buildSessionInput(username, datasourceName),

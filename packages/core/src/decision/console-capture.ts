@@ -1,4 +1,4 @@
-import type { QuickJSHandle } from 'quickjs-emscripten'
+import type { QuickJSHandle } from 'quickjs-emscripten-core'
 import { DECISION_LOG_MAX_LINE_CHARS, DECISION_LOG_MAX_LINES } from './decision-limits.js'
 import { clip, type SandboxValues } from './sandbox-values.js'
 

@@ -3,7 +3,7 @@ import type {
   QuickJSHandle,
   QuickJSRuntime,
   QuickJSWASMModule,
-} from 'quickjs-emscripten'
+} from 'quickjs-emscripten-core'
 import { ConsoleCapture } from './console-capture.js'
 import {
   DECISION_FUEL_LIMIT,

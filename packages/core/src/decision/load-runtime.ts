@@ -1,8 +1,5 @@
-import {
-  newQuickJSWASMModuleFromVariant,
-  type QuickJSWASMModule,
-  RELEASE_SYNC,
-} from 'quickjs-emscripten'
+import RELEASE_SYNC from '@jitl/quickjs-wasmfile-release-sync'
+import { newQuickJSWASMModuleFromVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core'
 import { startDecisionWorker } from './decision-worker-client.js'
 import { isDecisionWorkerThread } from './worker-thread-flag.js'
 

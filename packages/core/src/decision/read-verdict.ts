@@ -1,4 +1,4 @@
-import type { QuickJSHandle } from 'quickjs-emscripten'
+import type { QuickJSHandle } from 'quickjs-emscripten-core'
 import type { SandboxError } from './sandbox-error.js'
 import type { SandboxValues } from './sandbox-values.js'
 

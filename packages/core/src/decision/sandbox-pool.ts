@@ -1,4 +1,4 @@
-import type { QuickJSWASMModule } from 'quickjs-emscripten'
+import type { QuickJSWASMModule } from 'quickjs-emscripten-core'
 import { DecisionSandbox } from './decision-sandbox.js'
 import { decisionModule, discardDecisionModule } from './load-runtime.js'
 

@@ -1,4 +1,4 @@
-import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten'
+import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten-core'
 import { DECISION_ERROR_MAX_CHARS, DECISION_LOG_MAX_LINE_CHARS } from './decision-limits.js'
 import type { Intrinsics } from './prepare-globals.js'
 

@@ -2,6 +2,7 @@ import type { Store } from '@palisade/store'
 import { Hono } from 'hono'
 import { cors } from 'hono/cors'
 import { DiscoveryJobs } from '../discovery/discovery-jobs.js'
+import { Readiness } from '../health/readiness.js'
 import { LoginGuard } from '../logins/login-guard.js'
 import { LoginThrottle } from '../logins/login-throttle.js'
 import { requireAuth } from './auth.js'
@@ -58,6 +59,8 @@ export interface AdminAppOptions {
   metricsToken?: string
   /** Serve the web console at `/ui` (default true). */
   console?: boolean
+  /** What `GET /ready` checks; default: the store and its change feed, no upstreams. */
+  readiness?: Readiness
 }
 
 const DEFAULT_TTL_SECONDS = 86_400
@@ -66,7 +69,7 @@ function defaultLogger(entry: Record<string, unknown>): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`)
 }
 
-/** Routes outside `/api/v1`: health and metrics. */
+/** Routes outside `/api/v1`: health, readiness and metrics. */
 const rootRoutes: readonly RouteSpec[] = [...healthRoutes, ...metricsRoutes]
 
 /** Every `/api/v1` route, in one table that serves routing, 405s and the OpenAPI document. */
@@ -124,6 +127,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
     logins:
       options.logins ??
       new LoginGuard(new LoginThrottle(), (record) => options.store.logins.record(record)),
+    readiness: options.readiness ?? new Readiness({ store: options.store }),
   }
   const apiRoutes: RouteSpec[] = [...API_ROUTES, openApiRoute(() => table)]
   const table: (RouteSpec & { fullPath: string })[] = [

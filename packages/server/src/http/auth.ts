@@ -36,7 +36,7 @@ export async function authenticate(
   if (!match?.[1]) throw new ApiError(401, 'unauthorized', 'a bearer token is required')
   const claims = verifyToken(match[1], secret)
   if (!claims) throw invalidToken()
-  const id = tokenId(match[1])
+  const id = tokenId(match[1], claims)
   if (await store.tokens.isRevoked(id)) throw invalidToken()
   let user: User
   try {

@@ -1,5 +1,6 @@
 import type { Store, User } from '@palisade/store'
 import type { DiscoveryJobs } from '../discovery/discovery-jobs.js'
+import type { Readiness } from '../health/readiness.js'
 import type { LoginGuard } from '../logins/login-guard.js'
 import type { AdminTokenClaims } from './jwt.js'
 
@@ -33,4 +34,6 @@ export interface AdminDeps {
   metrics?: { render(): Promise<{ contentType: string; body: string }> } | undefined
   /** The bearer token a Prometheus scraper sends to `GET /metrics`. */
   metricsToken?: string | undefined
+  /** What `GET /ready` checks (docs/operations.md#probes). */
+  readiness: Readiness
 }

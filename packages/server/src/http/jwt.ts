@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
 /** Claims of an admin token (docs/admin-api.md#signing-in). */
 export interface AdminTokenClaims {
@@ -8,6 +8,11 @@ export interface AdminTokenClaims {
   is_admin: boolean
   iat: number
   exp: number
+  /**
+   * A random id, so that every login yields a distinct token and a logout ends that one only.
+   * Absent in tokens issued before the claim existed (see `tokenId`).
+   */
+  jti?: string
 }
 
 /** Clock skew tolerated on `exp` (docs/admin-api.md#signing-in). */
@@ -49,11 +54,19 @@ export function verifyToken(
   if (parsedHeader?.['alg'] !== 'HS256') return null
   const claims = parseJson(payload)
   if (!claims) return null
-  const { sub, username, is_admin, iat, exp } = claims
+  const { sub, username, is_admin, iat, exp, jti } = claims
   if (typeof sub !== 'string' || typeof username !== 'string') return null
   if (typeof iat !== 'number' || typeof exp !== 'number') return null
+  if (jti !== undefined && (typeof jti !== 'string' || jti === '')) return null
   if (exp + EXP_LEEWAY_SECONDS < nowSeconds) return null
-  return { sub, username, is_admin: is_admin === true, iat, exp }
+  const verified: AdminTokenClaims = { sub, username, is_admin: is_admin === true, iat, exp }
+  if (jti !== undefined) verified.jti = jti
+  return verified
+}
+
+/** A fresh `jti`: 128 random bits, base64url. */
+export function newTokenId(): string {
+  return randomBytes(16).toString('base64url')
 }
 
 function parseJson(segment: string): Record<string, unknown> | null {
@@ -68,9 +81,9 @@ function parseJson(segment: string): Record<string, unknown> | null {
 }
 
 /**
- * A token's id for revocation: a digest of the whole token, so the claims stay those of the
- * contract (docs/admin-api.md#signing-in). Two tokens of one user issued in the same second are the same token.
+ * A token's id for revocation: its `jti` claim. A token issued before the claim existed (still
+ * valid until its `exp`) is identified by a digest of the whole token instead.
  */
-export function tokenId(token: string): string {
-  return createHash('sha256').update(token).digest('base64url')
+export function tokenId(token: string, claims: AdminTokenClaims): string {
+  return claims.jti ?? createHash('sha256').update(token).digest('base64url')
 }

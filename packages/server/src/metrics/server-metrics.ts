@@ -1,6 +1,7 @@
 import { runtimeStats } from '@palisade/core'
 import type { Store } from '@palisade/store'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { Readiness } from '../health/readiness.js'
 import type { LoginLogLine } from '../logins/login-guard.js'
 import type { LoginEvent } from '../pgwire/admission.js'
 import type { UpstreamEvent, UpstreamPoolState } from '../upstream/upstream.types.js'
@@ -22,6 +23,8 @@ export interface MetricSources {
   sessions(): number
   /** Each PostgreSQL datasource's upstream pool now. */
   upstreamPools(): readonly UpstreamPoolState[]
+  /** What `GET /ready` checks, read once per scrape. */
+  readiness?: Readiness
 }
 
 /** Refusal reasons by SQLSTATE; anything else is `other`. */
@@ -254,6 +257,49 @@ export class ServerMetrics implements DataPlaneObserver {
         this.inc({ result: 'written' }, written)
         this.inc({ result: 'dropped' }, dropped)
         this.inc({ result: 'failed' }, failed)
+      },
+    })
+    // The facts of `GET /ready`; the gauges of one scrape share one check.
+    const report = () => sources()?.readiness?.check()
+    new Gauge({
+      name: 'palisade_ready',
+      help: 'Whether this instance is ready (GET /ready answers 200): 1 or 0',
+      registers,
+      async collect() {
+        const r = await report()
+        if (r) this.set(r.ready ? 1 : 0)
+      },
+    })
+    new Gauge({
+      name: 'palisade_store_up',
+      help: 'Whether the store answered a small read within the readiness timeout: 1 or 0',
+      registers,
+      async collect() {
+        const r = await report()
+        if (r) this.set(r.store === 'ok' ? 1 : 0)
+      },
+    })
+    new Gauge({
+      name: 'palisade_change_feed_live',
+      help: "Whether this instance hears other instances' changes (always 1 on PGlite): 1 or 0",
+      registers,
+      async collect() {
+        const r = await report()
+        if (r) this.set(r.changeFeed === 'live' ? 1 : 0)
+      },
+    })
+    new Gauge({
+      name: 'palisade_upstream_reachable',
+      help: "Whether each used datasource's upstream answered its last connection attempt: 1 or 0",
+      labelNames: ['datasource'],
+      registers,
+      async collect() {
+        const r = await report()
+        if (!r) return
+        this.reset()
+        for (const u of r.upstreams) {
+          this.set({ datasource: u.datasource }, u.state === 'reachable' ? 1 : 0)
+        }
       },
     })
     new Counter({

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto'
 import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
 import { serialize } from 'pg-protocol'
-import type { BackendMessage } from 'pg-protocol/dist/messages.js'
-import { Parser } from 'pg-protocol/dist/parser.js'
+import { FrameSplitter } from './frame-splitter.js'
 import { ScramClient } from './scram-client.js'
 import { SocketReads } from './socket-reads.js'
+import { decodeStartupMessage, type StartupMessage } from './startup-messages.js'
 import { UNSAFE_CASTS_QUERY, UnsafeUpstreamError } from './unsafe-casts.js'
 import type { PostgresUpstreamConfig } from './upstream.types.js'
 
@@ -134,22 +134,21 @@ async function startSession(
   let scram: ScramClient | undefined
   let checked = false
   let unsafe: string | null = null
-  const parser = new Parser()
+  const frames = new FrameSplitter()
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error) => {
       cleanup()
       socket.destroy()
       reject(error)
     }
-    const onMessage = (msg: BackendMessage) => {
-      const m = msg as BackendMessage & Record<string, unknown>
-      switch (msg.name) {
+    const onMessage = (m: StartupMessage) => {
+      switch (m.name) {
         case 'authenticationCleartextPassword':
           socket.write(serialize.password(password))
           break
         case 'authenticationMD5Password': {
           const inner = md5(password + config.user)
-          const salt = m['salt'] as Buffer
+          const salt = m.salt
           socket.write(serialize.password(`md5${md5(Buffer.concat([Buffer.from(inner), salt]))}`))
           break
         }
@@ -160,27 +159,27 @@ async function startSession(
         case 'authenticationSASLContinue': {
           const exchange = scram
           if (!exchange) break
-          exchange.final(String(m['data'])).then(
+          exchange.final(m.data).then(
             (text) => socket.write(serialize.sendSCRAMClientFinalMessage(text)),
             (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
           )
           break
         }
         case 'authenticationSASLFinal':
-          scram?.verify(String(m['data']))
+          scram?.verify(m.data)
           break
         case 'parameterStatus':
-          parameters.set(String(m['parameterName']), String(m['parameterValue']))
+          parameters.set(m.parameterName, m.parameterValue)
           break
         case 'backendKeyData':
-          processId = Number(m['processID'])
-          secretKey = Number(m['secretKey'])
+          processId = m.processId
+          secretKey = m.secretKey
           break
         case 'error':
-          fail(new Error(`upstream refused the connection: ${String(m['message'])}`))
+          fail(new Error(`upstream refused the connection: ${m.message}`))
           break
         case 'dataRow':
-          unsafe = ((m['fields'] as (string | null)[] | undefined) ?? [])[0] ?? null
+          unsafe = m.fields[0] ?? null
           break
         case 'readyForQuery':
           // Authenticated: check the casts before the session is handed out (unsafe-casts.ts).
@@ -200,7 +199,7 @@ async function startSession(
     }
     const onData = (chunk: Buffer) => {
       try {
-        parser.parse(chunk, onMessage)
+        for (const frame of frames.push(chunk)) onMessage(decodeStartupMessage(frame))
       } catch (error) {
         fail(error as Error)
       }

@@ -6,6 +6,7 @@ import type {
   UpstreamEvent,
   UpstreamPoolState,
   UpstreamProvider,
+  UpstreamStatus,
 } from './upstream.types.js'
 
 /** Makes the provider of one datasource; replaceable (tests hand in a shared PGlite). */
@@ -47,6 +48,10 @@ export class UpstreamRegistry {
   readonly #providers = new Map<string, Promise<UpstreamProvider>>()
   /** The providers that have started, for metrics read synchronously. */
   readonly #started = new Map<string, UpstreamProvider>()
+  /** Each datasource's name, once its config was read (by id). */
+  readonly #names = new Map<string, string>()
+  /** Datasources whose provider failed to start last time (by id). */
+  readonly #failed = new Set<string>()
   readonly #configOf: (datasourceId: string) => Promise<UpstreamConfig>
   readonly #factory: UpstreamFactory
 
@@ -62,11 +67,22 @@ export class UpstreamRegistry {
   get(datasourceId: string): Promise<UpstreamProvider> {
     let provider = this.#providers.get(datasourceId)
     if (!provider) {
-      provider = this.#configOf(datasourceId).then(this.#factory)
+      let configRead = false
+      provider = this.#configOf(datasourceId).then((config) => {
+        configRead = true
+        this.#names.set(datasourceId, config.datasourceName)
+        return this.#factory(config)
+      })
       // A failed start must not stick: the next client tries again.
       provider.then(
-        (p) => this.#started.set(datasourceId, p),
-        () => this.#providers.delete(datasourceId),
+        (p) => {
+          this.#started.set(datasourceId, p)
+          this.#failed.delete(datasourceId)
+        },
+        () => {
+          this.#providers.delete(datasourceId)
+          if (configRead) this.#failed.add(datasourceId)
+        },
       )
       this.#providers.set(datasourceId, provider)
     }
@@ -83,11 +99,26 @@ export class UpstreamRegistry {
     return states
   }
 
+  /** What was last seen of each datasource's upstream, by name (`UpstreamStatus`). */
+  statuses(): UpstreamStatus[] {
+    const statuses: UpstreamStatus[] = []
+    for (const [id, datasource] of this.#names) {
+      const provider = this.#started.get(id)
+      if (provider) {
+        const up = provider.reachable?.() ?? true
+        statuses.push({ datasource, state: up ? 'reachable' : 'unreachable' })
+      } else if (this.#failed.has(id)) statuses.push({ datasource, state: 'unreachable' })
+    }
+    return statuses.sort((a, b) => a.datasource.localeCompare(b.datasource))
+  }
+
   /** Closes every provider. */
   async close(): Promise<void> {
     const all = [...this.#providers.values()]
     this.#providers.clear()
     this.#started.clear()
+    this.#names.clear()
+    this.#failed.clear()
     await Promise.allSettled(all.map(async (p) => (await p).close()))
   }
 }

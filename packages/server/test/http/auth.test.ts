@@ -26,7 +26,21 @@ describe('POST /auth/login', () => {
     expect(body.user.username).toBe('admin')
     expect(body.user.last_login_at).not.toBeNull()
     const claims = JSON.parse(Buffer.from(body.token.split('.')[1], 'base64url').toString())
-    expect(Object.keys(claims).sort()).toEqual(['exp', 'iat', 'is_admin', 'sub', 'username'])
+    expect(Object.keys(claims).sort()).toEqual(['exp', 'iat', 'is_admin', 'jti', 'sub', 'username'])
+    expect(claims.jti).toMatch(/^[A-Za-z0-9_-]{22}$/)
+  })
+
+  it('gives two logins in the same second distinct tokens', async () => {
+    const user = await makeUser(ctx, { is_admin: true })
+    // Both logins start right after a second begins, so their iat and exp are the same.
+    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)))
+    const [a, b] = await Promise.all([ctx.login(user.username), ctx.login(user.username)])
+    const claimsOf = (t: string) =>
+      JSON.parse(Buffer.from(t.split('.')[1]!, 'base64url').toString())
+    expect(claimsOf(a).iat).toBe(claimsOf(b).iat)
+    expect(claimsOf(a).exp).toBe(claimsOf(b).exp)
+    expect(a).not.toBe(b)
+    expect(claimsOf(a).jti).not.toBe(claimsOf(b).jti)
   })
 
   it('answers unknown user, wrong password and inactive user identically', async () => {
@@ -109,6 +123,17 @@ describe('token checks', () => {
     }
   })
 
+  it('rejects a jti that is not a non-empty string', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    for (const jti of [42, '']) {
+      const claims = { sub: ctx.admin.id, username: 'x', is_admin: true, iat: now, exp: now + 60 }
+      const token = signToken({ ...claims, jti: jti as string }, JWT_SECRET)
+      const { status, body } = await ctx.json('GET', '/api/v1/auth/me', { token })
+      expect(status).toBe(401)
+      expect(body.error.code).toBe('invalid_token')
+    }
+  })
+
   it('tolerates 30 seconds of clock skew on exp', async () => {
     const now = Math.floor(Date.now() / 1000)
     const token = signToken(
@@ -163,9 +188,9 @@ describe('token checks', () => {
 describe('token lifecycle', () => {
   it('ends a token at logout, on this and every later request, and leaves other tokens alone', async () => {
     const user = await makeUser(ctx, { is_admin: true })
+    // Two logins in one second: logout of the first must leave the second working.
+    await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)))
     const first = await ctx.login(user.username)
-    // Tokens of one user issued in the same second are one token: take the next second.
-    await new Promise((r) => setTimeout(r, 1100 - (Date.now() % 1000)))
     const second = await ctx.login(user.username)
     expect(second).not.toBe(first)
     const out = await ctx.call('POST', '/api/v1/auth/logout', { token: first })
@@ -176,6 +201,18 @@ describe('token lifecycle', () => {
       expect(body.error.code).toBe('invalid_token')
     }
     expect((await ctx.json('POST', '/api/v1/auth/logout', { token: first })).status).toBe(401)
+    expect((await ctx.json('GET', '/api/v1/auth/me', { token: second })).status).toBe(200)
+    expect((await ctx.json('GET', '/api/v1/users', { token: second })).status).toBe(200)
+    // A token without jti (issued before the claim existed) is ended by its digest, alone.
+    const now = Math.floor(Date.now() / 1000)
+    const legacy = (extra: number) =>
+      signToken(
+        { sub: user.id, username: user.username, is_admin: true, iat: now, exp: now + 60 + extra },
+        JWT_SECRET,
+      )
+    expect((await ctx.call('POST', '/api/v1/auth/logout', { token: legacy(0) })).status).toBe(204)
+    expect((await ctx.json('GET', '/api/v1/auth/me', { token: legacy(0) })).status).toBe(401)
+    expect((await ctx.json('GET', '/api/v1/auth/me', { token: legacy(1) })).status).toBe(200)
     expect((await ctx.json('GET', '/api/v1/auth/me', { token: second })).status).toBe(200)
     // A non-admin's token (it can reach /auth/me) can log out too.
     const plain = await makeUser(ctx)

@@ -54,6 +54,19 @@ describe('health', () => {
     expect(status).toBe(200)
     expect(body).toEqual({ status: 'ok', version: '9.9.9' })
   })
+
+  it('reports readiness without a token (a bare admin app lists no datasources)', async () => {
+    const { status, body } = await ctx.json('GET', '/ready', { token: null })
+    expect(status).toBe(200)
+    expect(body).toEqual({
+      status: 'ready',
+      version: '9.9.9',
+      reasons: [],
+      store: 'ok',
+      change_feed: 'live',
+      datasources: [],
+    })
+  })
 })
 
 describe('routing and the check order', () => {
@@ -182,8 +195,10 @@ describe('routing and the check order', () => {
       error: { code: 'internal_error', message: 'internal error (request id req-500)' },
     })
     expect(logs[0]?.['request_id']).toBe('req-500')
-    const health = await app.request('/health')
-    expect(health.status).toBe(503)
-    expect(((await health.json()) as any).error.code).toBe('unavailable')
+    // Liveness does not depend on the store; readiness does.
+    expect((await app.request('/health')).status).toBe(200)
+    const ready = await app.request('/ready')
+    expect(ready.status).toBe(503)
+    expect(((await ready.json()) as any).reasons).toContain('the store is unreachable')
   })
 })

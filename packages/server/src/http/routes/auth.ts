@@ -1,6 +1,6 @@
 import { ApiError } from '../api-error.js'
 import { checkCredentials } from '../credentials.js'
-import { signToken } from '../jwt.js'
+import { newTokenId, signToken } from '../jwt.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { loginBody } from '../schemas/auth.js'
 
@@ -24,7 +24,7 @@ export const authRoutes: RouteSpec[] = [
       const iat = Math.floor(Date.now() / 1000)
       const exp = iat + deps.tokenTtlSeconds
       const token = signToken(
-        { sub: user.id, username: user.username, is_admin: true, iat, exp },
+        { sub: user.id, username: user.username, is_admin: true, iat, exp, jti: newTokenId() },
         deps.jwtSecret,
       )
       return c.json({
@@ -38,7 +38,8 @@ export const authRoutes: RouteSpec[] = [
   defineRoute({
     method: 'POST',
     path: '/auth/logout',
-    summary: 'End the bearer token of the request (on every instance sharing the store)',
+    summary:
+      'End the bearer token of the request, and no other (on every instance sharing the store)',
     tag: 'auth',
     auth: 'user',
     status: 204,
