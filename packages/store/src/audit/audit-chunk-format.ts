@@ -258,7 +258,7 @@ const slotOf = (index: number): number | null => (index < 0 ? null : index + 1)
 export function fillEntries(
   row: ChunkRow,
   c: EntryColumns,
-  literals: readonly string[],
+  literals: readonly string[] | null,
   from = 0,
 ): ChunkRow {
   const n = c.n
@@ -283,7 +283,7 @@ export function fillEntries(
       arrays.e_principal[i] = (c.principal[i] as number) + 1
       arrays.e_original[i] = slotOf(c.original[i] as number) ?? 0
       arrays.e_params[i] =
-        count < 0 ? null : JSON.stringify(literals.slice(literalAt, literalAt + count))
+        count < 0 || !literals ? null : JSON.stringify(literals.slice(literalAt, literalAt + count))
       arrays.e_rewritten[i] = slotOf(c.rewritten[i] as number)
       arrays.e_policies[i] = slotOf(c.policies[i] as number) ?? 0
       const elapsed = c.elapsed[i] as number
@@ -299,14 +299,14 @@ export function fillEntries(
   return { ...row, ...arrays, e_id: entryIds(row.id, arrays.e_at, from) }
 }
 
-/** A batch row as read (`row_to_json`), with the entry arrays of format 3 filled. */
+/**
+ * A batch row as read (`row_to_json`, or CHUNK_HEAD without `e_literals`), with the entry arrays
+ * of format 3 filled (`e_params` only when the literals were read).
+ */
 export function decodeChunk(row: ChunkRow): ChunkRow {
   if (row.format !== 3) return row
   const packed = byteaBytes(row.e_data)
   if (packed === null) throw new Error('a format 3 batch has no entries')
-  return fillEntries(
-    row,
-    unpackEntries(packed, row.entries),
-    unpackLiterals(byteaBytes(row.e_literals)),
-  )
+  const literals = row.e_literals === undefined ? null : unpackLiterals(byteaBytes(row.e_literals))
+  return fillEntries(row, unpackEntries(packed, row.entries), literals)
 }

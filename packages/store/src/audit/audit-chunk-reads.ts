@@ -61,6 +61,15 @@ export function chunkWhere(filter: EntryFilter): SQL {
   if (filter.status !== undefined) {
     conds.push(sql`(c.status_mask & ${1 << filter.status}::smallint) <> 0`)
   }
+  if (filter.status !== undefined && (filter.userId || filter.dataSourceId)) {
+    // Format 3 counts its entries per principal and status: a batch where the user's (or
+    // datasource's) entries never have that status is skipped without reading its entries.
+    const principal: SQL[] = [sql`c.p_counts[(q.i - 1) * 3 + ${filter.status + 1}::int] > 0`]
+    if (filter.userId) principal.push(sql`c.p_user_id[q.i] = ${filter.userId}::uuid`)
+    if (filter.dataSourceId) principal.push(sql`c.p_ds_id[q.i] = ${filter.dataSourceId}::uuid`)
+    conds.push(sql`(c.format <> 3 OR EXISTS (SELECT 1 FROM generate_subscripts(c.p_user_id, 1) AS q(i)
+      WHERE ${sql.join(principal, sql` AND `)}))`)
+  }
   return sql.join(conds, sql` AND `)
 }
 

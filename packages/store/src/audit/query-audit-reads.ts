@@ -390,11 +390,16 @@ async function countInChunks(
   if (filter.dataSourceId) principal.push(sql`c.p_ds_id[p.i] = ${filter.dataSourceId}::uuid`)
   const statuses = filter.status === undefined ? [0, 1, 2] : [filter.status]
   const [summed] = await rowsOf<{ n: string | null }>(
-    db.execute(sql`SELECT sum(c.p_counts[(p.i - 1) * 3 + s.s + 1])::text AS n
-      FROM query_audit_chunks c
-      CROSS JOIN LATERAL generate_subscripts(c.p_user_id, 1) AS p(i)
-      CROSS JOIN unnest(${`{${statuses.join(',')}}`}::int[]) AS s(s)
-      WHERE ${chunkWhere(within)} AND ${inside} AND ${sql.join(principal, sql` AND `)}`),
+    db.execute(
+      principal.length === 1 && filter.status === undefined
+        ? sql`SELECT sum(c.entries)::text AS n FROM query_audit_chunks c
+            WHERE ${chunkWhere(within)} AND ${inside}`
+        : sql`SELECT sum(c.p_counts[(p.i - 1) * 3 + s.s + 1])::text AS n
+            FROM query_audit_chunks c
+            CROSS JOIN LATERAL generate_subscripts(c.p_user_id, 1) AS p(i)
+            CROSS JOIN unnest(${`{${statuses.join(',')}}`}::int[]) AS s(s)
+            WHERE ${chunkWhere(within)} AND ${inside} AND ${sql.join(principal, sql` AND `)}`,
+    ),
   )
   let total = Number(summed?.n ?? 0)
   let after: { first_at: number; id: string } | undefined
