@@ -59,6 +59,30 @@ describe.skipIf(!url)('store on PostgreSQL (PALISADE_TEST_PG_URL)', () => {
     realConcurrency: true,
   })
 
+  it('survives its connection dropping in the middle of a transaction', async () => {
+    const store = await open(await freshDatabase())
+    const uncaught: unknown[] = []
+    const onUncaught = (error: unknown) => uncaught.push(error)
+    process.on('uncaughtException', onUncaught)
+    try {
+      // The server ends the backend under a checked-out client: the transaction fails, and the
+      // socket's error must not escape as an uncaught exception.
+      await expect(
+        store.db.transaction(async (tx) => {
+          await tx.execute('SELECT pg_terminate_backend(pg_backend_pid())')
+        }),
+      ).rejects.toThrow()
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(uncaught).toEqual([])
+      // The pool opens a new connection for what comes next.
+      const admin = await bootstrapAdmin(store)
+      expect((await store.users.get(admin.id)).username).toBe(admin.username)
+    } finally {
+      process.off('uncaughtException', onUncaught)
+      await store.close()
+    }
+  })
+
   describe('several instances sharing one database', () => {
     it('migrates once when two instances start together', async () => {
       const db = await freshDatabase()

@@ -33,6 +33,7 @@ const pool = new pg.Pool({
 })
 // A dropped idle connection must not end the thread; the next batch opens a new one.
 pool.on('error', () => {})
+pool.on('connect', (client) => client.on('error', () => {}))
 const ingest = new AuditIngest(options.key ? Buffer.from(options.key) : undefined, options.chainId)
 const run = async (params: (string | null)[]) => {
   await pool.query(INSERT_BATCH, params)

@@ -30,6 +30,9 @@ export async function openPostgresDriver(options: PostgresDriverOptions): Promis
   })
   // An idle client that errors (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
+  // Nor one that is checked out (a transaction, the migration): pg emits its socket's error on
+  // the client as well as failing its query, and the pool listens only while it is idle.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = drizzle(pool, { schema }) as unknown as Db
   let listener: PostgresListener | undefined
   let audit: PostgresAuditClient | undefined
