@@ -15,6 +15,8 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   pgbench: () => import('./pgbench.js'),
   pooling: () => import('./pooling.js'),
   memory: () => import('./memory.js'),
+  catalog: () => import('./catalog.js'),
+  'wide-login': () => import('./wide-login.js'),
   'install-size': () => import('./install-size.js'),
 }
 

@@ -16,6 +16,10 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export interface Serve {
   child: ChildProcess
   dataPort: number
+  /** The admin API's origin (`http://127.0.0.1:<port>`), for requests timed by hand. */
+  adminUrl: string
+  /** The signed-in admin's bearer token. */
+  token: string
   api(method: string, path: string, body?: unknown): Promise<any>
   /**
    * CPU time so far in µs (user + system, from /proc): the whole process, and its serving thread
@@ -86,6 +90,8 @@ export async function serve(
   return {
     child,
     dataPort,
+    adminUrl: base,
+    token,
     api,
     cpuMicros: () => ({
       process: cpuMicrosOf(child.pid),

@@ -16,6 +16,11 @@ export interface RelationName {
   table: string
 }
 
+/** A table below another in an inheritance or partition hierarchy, with its ancestors nearest first. */
+export interface InheritanceChild extends RelationName {
+  ancestors: readonly RelationName[]
+}
+
 export interface CatalogTable {
   name: string
   kind?: TableKind
@@ -38,6 +43,13 @@ export interface CatalogTable {
    * names). Policies that target any of them apply to this table too.
    */
   ancestors?: readonly RelationName[] | null
+  /**
+   * Tables: every table that inherits from or is a partition of this one, however deep, exposed
+   * or not, each with its own ancestors. Reading this table reads their rows under their own
+   * policies (docs/policies.md#inheritance-children-and-partitions). Exposed descendants are
+   * found from their `ancestors` as well.
+   */
+  descendants?: readonly InheritanceChild[] | null
   /**
    * Tables: the primary key's columns in key order. A query that groups by them may select
    * the table's other columns (functional dependency), as PostgreSQL allows.

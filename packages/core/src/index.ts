@@ -14,6 +14,9 @@ export { loadParser } from './ast/parse.js'
 export type * from './catalog.types.js'
 export * from './decision/index.js'
 export * from './errors.js'
+export { type ExplainPlanRequest, explainRows } from './explain/explain-output.js'
+export type { ExplainFormat, ExplainOptions } from './explain/explain-request.js'
+export type { PlanPolicies, PolicedRelation } from './explain/plan-policies.js'
 export {
   checkStatementSize,
   DEFAULT_STATEMENT_LIMITS,

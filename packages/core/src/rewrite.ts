@@ -12,6 +12,9 @@ import { parseSql } from './ast/parse.js'
 import { taggedBody } from './ast/tag-dispatch.js'
 import { buildDecisionContext, decisionRecord, resolveDecision } from './decision/index.js'
 import { PolicyDeniedError, UndefinedTableError, withStackDepth } from './errors.js'
+import type { ExplainPlanRequest } from './explain/explain-output.js'
+import { explainAsJson } from './explain/explain-request.js'
+import { planPolicies } from './explain/plan-policies.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
 import type { RewriteResult, RewrittenStatement } from './rewrite.types.js'
 import { cachedRewrite, rememberRewrite } from './rewrite-cache.js'
@@ -130,7 +133,7 @@ function rewriteStatement(
     case StatementKind.Explain:
     case StatementKind.DeclareCursor: {
       // Built field by field: this is the hot path of every query.
-      const rewritten = rewriteQuery(stmt, classified, session, options)
+      const rewritten = rewriteQuery(stmt, classified, session, options, originalSql)
       const statement: RewrittenStatement = {
         kind: classified.kind,
         statementType: classified.statementType,
@@ -139,6 +142,7 @@ function rewriteStatement(
         policiesApplied: rewritten.policiesApplied,
         facts: rewritten.facts,
       }
+      if (rewritten.explain) return { ...statement, explain: rewritten.explain }
       if (classified.kind !== StatementKind.DeclareCursor) return statement
       return { ...statement, cursor: cursorOf(stmt) }
     }
@@ -161,7 +165,13 @@ function rewriteQuery(
   classified: ClassifiedStatement,
   session: CompiledSession,
   options: RewriteOptions,
-): { sql: string; policiesApplied: AppliedPolicy[]; facts: QueryFacts } {
+  originalSql: string,
+): {
+  sql: string
+  policiesApplied: AppliedPolicy[]
+  facts: QueryFacts
+  explain?: ExplainPlanRequest
+} {
   const query = classified.query as AstNode
   const analysis = new QueryAnalyzer(session).analyze(query, classified.statementType)
   const outcomes = decideQueryPolicies(
@@ -185,10 +195,20 @@ function rewriteQuery(
   }
   checkSelectedColumns(query, analysis, plans)
   const rewritten = wrapScans(query, session, analysis, plans)
-  const sql = deparseStatement(replaceQuery(stmt, classified, rewritten))
+  const replaced = replaceQuery(stmt, classified, rewritten)
+  if (classified.kind !== StatementKind.Explain) {
+    return {
+      sql: deparseStatement(replaced),
+      policiesApplied: [...applied.values()],
+      facts: analysis.facts,
+    }
+  }
+  // The upstream plans in JSON; the proxy redacts the tree and prints the client's format.
+  const { stmt: asJson, options: explainOptions } = explainAsJson(replaced)
+  const sql = deparseStatement(asJson)
   // A plan prints the expressions it computes: with a keyed-hash mask, that would be its key.
   const key = session.datasource.maskKey
-  if (key && classified.kind === StatementKind.Explain && sql.includes(key)) {
+  if (key && sql.includes(key)) {
     throw new PolicyDeniedError(
       'EXPLAIN is not available for statements that read hash-masked columns',
     )
@@ -197,6 +217,11 @@ function rewriteQuery(
     sql,
     policiesApplied: [...applied.values()],
     facts: analysis.facts,
+    explain: {
+      options: explainOptions,
+      policies: planPolicies(session, plans, originalSql),
+      fullSql: deparseStatement(replaced),
+    },
   }
 }
 
@@ -212,7 +237,9 @@ function decideQueryPolicies(
   let ctx: ReturnType<typeof buildDecisionContext> | undefined
   for (const reference of references) {
     if (!reference.entry?.dynamic) continue
-    for (const list of Object.values(reference.entry.policies)) {
+    // A parent's scan reads its descendants' rows under their own policies too.
+    const tables = [reference.entry, ...(reference.entry.descendants ?? [])]
+    for (const list of tables.flatMap((t) => Object.values(t.policies))) {
       for (const runtime of list as typeof reference.entry.policies.rowFilters) {
         const binding = runtime.policy.decision
         if (runtime.state !== 'query' || !binding || outcomes.has(runtime.policy.id)) continue

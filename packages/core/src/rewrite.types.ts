@@ -1,5 +1,6 @@
 import type { QueryFacts } from './analyze/query-facts.js'
 import type { StatementKind } from './analyze/statement-classifier.js'
+import type { ExplainPlanRequest } from './explain/explain-output.js'
 import type { LiteralParameters } from './literal-parameters.js'
 import type { AppliedPolicy } from './policy/policy.types.js'
 
@@ -23,6 +24,11 @@ export interface RewrittenStatement {
    * `DECLARE`, whether it is `WITH HOLD`, so the proxy can tell which rules opened a cursor.
    */
   readonly cursor?: { readonly name: string | null; readonly hold: boolean }
+  /**
+   * For `EXPLAIN`: `sql` asks the upstream for a JSON plan; `explainRows(json, explain)` gives
+   * the rows the client asked for, with the policies' internals redacted.
+   */
+  readonly explain?: ExplainPlanRequest
   /** With shadow policies in the session: what they would have done to this statement. */
   readonly shadow?: ShadowOutcome
   /**

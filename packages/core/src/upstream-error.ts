@@ -1,3 +1,4 @@
+import { writtenNames } from './analyze/written-names.js'
 import type { CompiledSession } from './session/compiled-session.js'
 
 /** The fields of a PostgreSQL ErrorResponse, as pg, pg-protocol and PGlite name them. */
@@ -58,7 +59,10 @@ function sensitiveTerms(session: CompiledSession, originalSql: string): string[]
   const terms = new Set<string>()
   for (const schema of session.schemas.values()) {
     if (schema.visible !== schema.upstream) terms.add(`${schema.upstream}.`)
-    for (const entry of schema.tables.values()) {
+    // Without a policy that can hide, nothing is hidden or denied, and only the tables this
+    // session has read (built) can have put a policy's text in what went upstream.
+    const entries = session.mayHide ? schema.tables.values() : schema.tables.built()
+    for (const entry of entries) {
       if (!entry.plan) terms.add(`"${entry.exposed.name}"`)
       else for (const column of entry.plan.denied) terms.add(`"${column}"`)
       for (const list of Object.values(entry.policies)) {
@@ -72,9 +76,14 @@ function sensitiveTerms(session: CompiledSession, originalSql: string): string[]
   // The keyed-hash mask key (never the user's to know, even if they typed it).
   const key = session.datasource.maskKey
   const lowerSql = originalSql.toLowerCase()
+  // Names as PostgreSQL read them too: `U&"\0073sn"` is a name the user wrote, and a denied
+  // column must fail exactly like a missing one however it is spelled.
+  let names: ReadonlySet<string> | undefined
   const unknown = [...terms].filter((term) => {
     const bare = term.replace(/^"|"$/g, '').replace(/\.$/, '')
-    return bare.length > 0 && !lowerSql.includes(bare.toLowerCase())
+    if (bare.length === 0 || lowerSql.includes(bare.toLowerCase())) return false
+    names ??= writtenNames(originalSql)
+    return !names.has(bare)
   })
   return key ? [...unknown, key] : unknown
 }

@@ -241,9 +241,12 @@ describe('relations that cannot be expanded fail closed', () => {
     expect(await run(db, governed, 'SELECT count(*)::int AS n FROM mv_orders')).toEqual([{ n: 3 }])
   })
 
-  it('hides a view calling a function outside the allowlist from a user with policies', async () => {
+  it('refuses a view calling a function outside the allowlist, saying why, to a user with policies', async () => {
     const s = await session([hideSecrets])
-    expect((await runError(db, s, 'SELECT * FROM v_function')).code).toBe('42P01')
+    expect(await runError(db, s, 'SELECT * FROM v_function')).toMatchObject({
+      code: '42501',
+      message: 'view "v_function" calls a function that is not allowed through Palisade',
+    })
     const open = await session([])
     expect(await run(db, open, 'SELECT count(*)::int AS n FROM v_function')).toEqual([{ n: 6 }])
   })

@@ -63,7 +63,8 @@ export type {
   QueryAuditWriterOptions,
 } from './audit/query-audit-writer.js'
 export type { ShadowReport, ShadowReportFilter } from './audit/shadow-report.js'
-export type { CatalogService } from './catalog/catalog-service.js'
+export type { CatalogPageFilter } from './catalog/catalog-page.js'
+export type { CatalogJobOptions, CatalogService } from './catalog/catalog-service.js'
 export type {
   CatalogSyncReport,
   UpstreamCatalogSnapshot,

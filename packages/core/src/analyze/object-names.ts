@@ -1,6 +1,6 @@
 import { PalisadeError, UndefinedTableError, UnsupportedStatementError } from '../errors.js'
 import { isAllowedType } from '../policy/type-allowlist.js'
-import type { CompiledSession } from '../session/compiled-session.js'
+import type { CompiledSession, TableEntry } from '../session/compiled-session.js'
 import { SqlState } from '../sqlstate.js'
 import { isVirtualPgCatalogRelation } from '../virtual-catalog/pg-catalog.js'
 import { DEFAULT_SERVER_VERSION } from '../virtual-catalog/pg-catalog-columns.js'
@@ -100,10 +100,16 @@ function systemObjectName(
  */
 export function visibleSchema(session: CompiledSession, name: string): string {
   const schema = session.schemas.get(name)
-  if (!schema || ![...schema.tables.values()].some((entry) => entry.plan !== null)) {
+  if (!schema || !someVisible(schema.tables.values())) {
     throw new PalisadeError(SqlState.InvalidSchemaName, `schema "${name}" does not exist`)
   }
   return schema.upstream
+}
+
+/** Whether any of the entries is visible; stops at the first (entries are built as read). */
+function someVisible(entries: Iterable<TableEntry>): boolean {
+  for (const entry of entries) if (entry.plan !== null) return true
+  return false
 }
 
 /** PostgreSQL's wording for a type that does not exist (42704). */

@@ -80,7 +80,8 @@ function classifyExplain(explain: Pg.ExplainStmt): ClassifiedStatement {
   return { kind: StatementKind.Explain, statementType: 'EXPLAIN', query }
 }
 
-function isTrueOption(arg: AstNode | undefined): boolean {
+/** Whether a boolean statement option (`VERBOSE`, `VERBOSE off`, `COSTS 0`) is on. */
+export function isTrueOption(arg: AstNode | undefined): boolean {
   if (arg === undefined) return true
   const text = bodyOf<Pg.String>(arg, 'String')?.sval
   if (text !== undefined) return !['false', 'off', '0', 'no'].includes(text.toLowerCase())

@@ -1,10 +1,12 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
+import type { Catalog } from '../catalog.types.js'
 import { PalisadeError, StackDepthError } from '../errors.js'
 import { rewrite } from '../rewrite.js'
 import type { RewriteResult } from '../rewrite.types.js'
 import { cachedRewrite, rememberRewrite } from '../rewrite-cache.js'
 import type { CompiledSession } from '../session/compiled-session.js'
+import type { SessionInput } from '../session-context.types.js'
 import { SqlState } from '../sqlstate.js'
 import { workerEntry } from '../worker-entry.js'
 import type { RewriteRequest, RewriteResponse, SerializedRewriteError } from './rewrite-protocol.js'
@@ -43,6 +45,8 @@ interface RewriteWorker {
   readonly queue: Job[]
   /** Sessions this worker was sent (it may have evicted some: it then asks again). */
   readonly known: Set<number>
+  /** Catalogs this worker was sent, likewise. */
+  readonly catalogs: Set<number>
   ready: boolean
   running: Job | undefined
   timer: NodeJS.Timeout | undefined
@@ -53,6 +57,8 @@ const WORKER_STACK_MB = 64
 
 /** Sessions a worker keeps track of before the main thread forgets what it sent. */
 const KNOWN_SESSIONS = 1024
+/** Catalogs likewise (a worker keeps 16). */
+const KNOWN_CATALOGS = 16
 
 /**
  * Rewrites statements so that no single one can stall the thread that serves every connection:
@@ -65,6 +71,7 @@ export class RewritePool {
   readonly limits: StatementLimits
   readonly #workers: RewriteWorker[] = []
   readonly #keys = new WeakMap<CompiledSession, number>()
+  readonly #catalogKeys = new WeakMap<Catalog, number>()
   #nextKey = 1
   #nextId = 1
   #closed = false
@@ -129,6 +136,15 @@ export class RewritePool {
     return key
   }
 
+  #catalogKeyOf(catalog: Catalog): number {
+    let key = this.#catalogKeys.get(catalog)
+    if (key === undefined) {
+      key = this.#nextKey++
+      this.#catalogKeys.set(catalog, key)
+    }
+    return key
+  }
+
   #dispatch(job: Job): void {
     if (this.#closed) {
       job.reject(shuttingDown())
@@ -150,7 +166,14 @@ export class RewritePool {
     if (!w.known.has(job.key)) {
       if (w.known.size >= KNOWN_SESSIONS) w.known.clear()
       w.known.add(job.key)
-      Object.assign(request, { input: job.session.isolationInput })
+      const { catalog, ...input } = job.session.isolationInput as SessionInput
+      const catalogKey = this.#catalogKeyOf(catalog)
+      Object.assign(request, { input, catalogKey })
+      if (!w.catalogs.has(catalogKey)) {
+        if (w.catalogs.size >= KNOWN_CATALOGS) w.catalogs.clear()
+        w.catalogs.add(catalogKey)
+        Object.assign(request, { catalog })
+      }
     }
     w.worker.postMessage(request)
     w.timer = setTimeout(
@@ -171,6 +194,8 @@ export class RewritePool {
     w.running = undefined
     if ('missing' in message) {
       w.known.delete(job.key)
+      const catalog = job.session.isolationInput?.catalog
+      if (catalog) w.catalogs.delete(this.#catalogKeyOf(catalog))
       w.queue.unshift(job)
     } else if ('result' in message) {
       rememberRewrite(job.sql, job.session, message.result)
@@ -220,6 +245,7 @@ export class RewritePool {
       worker,
       queue: [],
       known: new Set(),
+      catalogs: new Set(),
       ready: false,
       running: undefined,
       timer: undefined,

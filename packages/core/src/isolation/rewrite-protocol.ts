@@ -1,3 +1,4 @@
+import type { Catalog } from '../catalog.types.js'
 import type { AuditStatus } from '../errors.js'
 import type { RewriteResult } from '../rewrite.types.js'
 import type { SessionInput } from '../session-context.types.js'
@@ -7,8 +8,14 @@ import type { SqlState } from '../sqlstate.js'
 export interface RewriteRequest {
   readonly id: number
   readonly key: number
-  /** Sent with the first request for a session, and again when the worker asks for it. */
-  readonly input?: SessionInput
+  /**
+   * Sent with the first request for a session, and again when the worker asks for it; without
+   * its catalog, which goes by `catalogKey`, itself sent once per worker (a wide catalog is
+   * costly to copy, and every session of one catalog version shares it).
+   */
+  readonly input?: Omit<SessionInput, 'catalog'>
+  readonly catalogKey?: number
+  readonly catalog?: Catalog
   readonly sql: string
 }
 

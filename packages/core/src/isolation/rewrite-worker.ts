@@ -1,6 +1,7 @@
 import { parentPort } from 'node:worker_threads'
 import { loadParser } from '../ast/parse.js'
 import { BoundedCache } from '../bounded-cache.js'
+import type { Catalog } from '../catalog.types.js'
 import { isPalisadeError } from '../errors.js'
 import { rewrite } from '../rewrite.js'
 import { compileSessionSync } from '../session/compile-session.js'
@@ -16,12 +17,16 @@ const port = parentPort
 if (!port) throw new Error('rewrite-worker runs as a worker thread')
 
 const sessions = new BoundedCache<number, CompiledSession>(64)
+const catalogs = new BoundedCache<number, Catalog>(16)
 
 function answer(request: RewriteRequest): RewriteResponse {
   let session = sessions.get(request.key)
   if (!session) {
-    if (!request.input) return { id: request.id, missing: true }
-    session = compileSessionSync(request.input)
+    const key = request.catalogKey
+    const catalog = request.catalog ?? (key === undefined ? undefined : catalogs.get(key))
+    if (!request.input || key === undefined || !catalog) return { id: request.id, missing: true }
+    if (request.catalog) catalogs.set(key, request.catalog)
+    session = compileSessionSync({ ...request.input, catalog })
     sessions.set(request.key, session)
   }
   try {

@@ -89,6 +89,26 @@ function expandTarget(type: PolicyType, target: PolicyTarget, catalog: Catalog):
   return out
 }
 
+/** Expansions per catalog object: every session compiled from one catalog shares them. */
+const expansions = new WeakMap<Catalog, Map<string, PolicyTarget[]>>()
+
+/** `expandTarget`, computed once per catalog and target (a wide catalog makes it costly). */
+function expandedOnce(type: PolicyType, target: PolicyTarget, catalog: Catalog): PolicyTarget[] {
+  let known = expansions.get(catalog)
+  if (!known) {
+    known = new Map()
+    expansions.set(catalog, known)
+  }
+  const key = JSON.stringify([type, target.schemas, target.tables, target.columns, target.tags])
+  let out = known.get(key)
+  if (!out) {
+    out = expandTarget(type, target, catalog)
+    if (known.size >= 1024) known.clear()
+    known.set(key, out)
+  }
+  return out
+}
+
 function hasTagTarget(policy: EffectivePolicy): boolean {
   return policy.targets.some((t) => t.tags && t.tags.length > 0)
 }
@@ -103,7 +123,7 @@ export function expandTagTargets(input: SessionInput): SessionInput {
         ? {
             ...policy,
             targets: policy.targets.flatMap((t) =>
-              t.tags && t.tags.length > 0 ? expandTarget(policy.type, t, input.catalog) : [t],
+              t.tags && t.tags.length > 0 ? expandedOnce(policy.type, t, input.catalog) : [t],
             ),
           }
         : policy,

@@ -6,10 +6,13 @@ import type { BindEnvironment } from '../policy/bind-expression.js'
 import type { EffectivePolicy } from '../policy/policy.types.js'
 import { expandTagTargets } from '../policy/tag-targets.js'
 import type { SessionInput } from '../session-context.types.js'
+import { descendantTables } from './catalog-descendants.js'
+import { CatalogIndex, type IndexedSchema } from './catalog-index.js'
 import { CompiledSession, type SchemaEntry, type TableEntry } from './compiled-session.js'
+import { withInheritance } from './inheritance-plan.js'
 import { hasQueryDecisions, PolicyRuntime, policiesForTable } from './policy-runtime.js'
 import { buildScanPlan } from './scan-plan.js'
-import { type ViewDefinition, viewDefinitionOf } from './view-definition.js'
+import { SessionTables } from './session-tables.js'
 import { viewResolver } from './view-resolution.js'
 
 /** Where decision-function errors and captured `console.log` lines go (the server logs them). */
@@ -71,76 +74,122 @@ export function compileSessionSync(
   return session
 }
 
-/** One compiled session from exactly the policies given (all enforced). */
+/**
+ * One compiled session from exactly the policies given (all enforced). Only the policies are
+ * prepared here; each table's entry is built when the session first names it, over the
+ * catalog's shared index (catalog-index.ts), so a login costs the same for 10 or 10,000 tables.
+ */
 function compileOne(input: SessionInput, options: CompileOptions): CompiledSession {
   const now = options.now ?? (() => new Date())
   const runtimes = input.policies.map((policy) =>
     preparePolicy(policy, input, now, options.onDecisionLog),
   )
-  const env = bindEnvironment(input)
-  const schemas = new Map<string, SchemaEntry>()
-  const visibleSchemaOf = new Map(input.catalog.schemas.map((s) => [s.name, s.alias || s.name]))
-  const exposedUpstream = new Map<string, TableEntry>()
-  const definitions = new Map<TableEntry, ViewDefinition>()
-  const exposedVisible = (schema: string, table: string): string | undefined =>
-    exposedUpstream.has(`${schema}\u0000${table}`) ? visibleSchemaOf.get(schema) : undefined
-  const pending: [TableEntry, CatalogTable][] = []
-  for (const schema of input.catalog.schemas) {
-    const visible = schema.alias ? schema.alias : schema.name
-    const tables = new Map<string, TableEntry>()
-    for (const table of schema.tables) {
-      const exposed = { schema: schema.name, visibleSchema: visible, table, name: table.name }
-      const policies = policiesForTable(runtimes, schema.name, table.name, table.ancestors ?? [])
-      const plan = buildScanPlan(
-        exposed,
-        policies,
-        (runtime) => runtime.sessionOutcome() ?? { fire: false },
-        input.datasource.accessMode,
-        env,
-      )
-      const entry: TableEntry = { exposed, policies, dynamic: hasQueryDecisions(policies), plan }
-      tables.set(table.name, entry)
-      exposedUpstream.set(`${schema.name}\u0000${table.name}`, entry)
-      if (table.kind !== undefined && table.kind !== 'TABLE') pending.push([entry, table])
+  const index = CatalogIndex.of(input.catalog)
+  const env = bindEnvironment(input, index)
+  const accessMode = input.datasource.accessMode
+  const entryOf = (schema: IndexedSchema, table: CatalogTable): TableEntry => {
+    const exposed = {
+      schema: schema.upstream,
+      visibleSchema: schema.visible,
+      table,
+      name: table.name,
     }
-    schemas.set(visible, { upstream: schema.name, visible, tables })
+    const policies = policiesForTable(runtimes, schema.upstream, table.name, table.ancestors ?? [])
+    const fires = (runtime: PolicyRuntime) => runtime.sessionOutcome() ?? { fire: false }
+    const descendants = descendantTables(input.catalog, exposed, (s, t) =>
+      index.findTable(s, t),
+    ).map((child) => ({
+      exposed: child,
+      policies: policiesForTable(runtimes, child.schema, child.name, child.table.ancestors ?? []),
+    }))
+    const plan = withInheritance(
+      buildScanPlan(exposed, policies, fires, accessMode, env),
+      policies,
+      descendants,
+      fires,
+      accessMode,
+      env,
+    )
+    const dynamic = [policies, ...descendants.map((d) => d.policies)].some(hasQueryDecisions)
+    return { exposed, policies, descendants, dynamic, plan }
   }
-  for (const [entry, table] of pending) {
-    const definition = viewDefinitionOf(table, exposedVisible)
-    if (definition) definitions.set(entry, definition)
+  const tablesOf = new Map<IndexedSchema, SessionTables>()
+  const sessionTables = (schema: IndexedSchema): SessionTables => {
+    let tables = tablesOf.get(schema)
+    if (!tables) {
+      tables = new SessionTables(
+        schema.tables,
+        (table) => entryOf(schema, table),
+        // A view's state can narrow its plan: settled before anything reads the entry.
+        (entry) => session.viewOf(entry),
+      )
+      tablesOf.set(schema, tables)
+    }
+    return tables
+  }
+  const schemas = new Map<string, SchemaEntry>()
+  for (const schema of index.visible.values()) {
+    schemas.set(schema.visible, {
+      upstream: schema.upstream,
+      visible: schema.visible,
+      tables: sessionTables(schema),
+    })
   }
   const session = new CompiledSession({
     user: input.user,
     datasource: input.datasource,
     attributeDefinitions: input.attributeDefinitions,
     epoch: input.epoch ?? 0,
-    defaultSchema: defaultSchemaOf(input),
+    defaultSchema: index.defaultSchema,
     schemas,
     bindEnvironment: env,
+    hasQueryDecisions: anyQueryDecision(runtimes, index),
+    mayHide: accessMode === 'policy_required' || runtimes.some(mayHide),
   })
-  if (definitions.size > 0) {
-    session.resolveViews(
-      viewResolver({
-        session,
-        definitions,
-        runtimes,
-        accessMode: input.datasource.accessMode,
-        env,
-        findUpstream: (schema, table) => exposedUpstream.get(`${schema}\u0000${table}`),
-      }),
-    )
-  }
+  session.resolveViews(
+    viewResolver({
+      session,
+      definitionOf: (entry) => index.viewDefinition(entry.exposed.table),
+      runtimes,
+      accessMode,
+      env,
+      findUpstream: (schema, table) => {
+        const indexed = index.schema(schema)
+        return indexed ? sessionTables(indexed).get(table) : undefined
+      },
+    }),
+  )
   const deterministic = !input.policies.some((p) => runsDecisionFunction(p.decision))
   session.isolationInput = deterministic ? input : undefined
   return session
 }
 
-/** The exposed schema whose upstream name is `public`, else the first visible name (docs/admin-api.md#catalog-discovery). */
-function defaultSchemaOf(input: SessionInput): string | undefined {
-  const pub = input.catalog.schemas.find((s) => s.name === 'public')
-  if (pub) return pub.alias ? pub.alias : pub.name
-  const names = input.catalog.schemas.map((s) => (s.alias ? s.alias : s.name)).sort()
-  return names[0]
+/** Policy types that can take a table or a column away from a session. */
+const HIDING_TYPES: ReadonlySet<string> = new Set(['table_deny', 'column_deny', 'column_allow'])
+
+function mayHide(runtime: PolicyRuntime): boolean {
+  return HIDING_TYPES.has(runtime.policy.type) && runtime.state !== 'skipped'
+}
+
+/**
+ * Whether some exposed table has a policy waiting for a query-time decision: tables are
+ * looked at only when such a policy exists.
+ */
+function anyQueryDecision(runtimes: readonly PolicyRuntime[], index: CatalogIndex): boolean {
+  const waiting = runtimes.filter((r) => r.state === 'query')
+  if (waiting.length === 0) return false
+  for (const schema of index.visible.values()) {
+    for (const table of schema.tables.values()) {
+      const policies = policiesForTable(waiting, schema.upstream, table.name, table.ancestors ?? [])
+      if (hasQueryDecisions(policies)) return true
+      // A parent's scan also reads its descendants under their own policies.
+      for (const child of table.descendants ?? []) {
+        const own = policiesForTable(waiting, child.schema, child.table, child.ancestors)
+        if (hasQueryDecisions(own)) return true
+      }
+    }
+  }
+  return false
 }
 
 function preparePolicy(
@@ -164,11 +213,7 @@ function preparePolicy(
   return new PolicyRuntime(policy, result.fire ? 'fires' : 'skipped', decisionRecord(result))
 }
 
-function bindEnvironment(input: SessionInput): BindEnvironment {
-  const tables = new Map<string, CatalogTable>()
-  for (const schema of input.catalog.schemas) {
-    for (const table of schema.tables) tables.set(`${schema.name}\u0000${table.name}`, table)
-  }
+function bindEnvironment(input: SessionInput, index: CatalogIndex): BindEnvironment {
   const anchors = new Map<string, ColumnAnchor>()
   for (const anchor of input.anchors ?? []) {
     anchors.set(`${anchor.schema}\u0000${anchor.table}\u0000${anchor.resolvedColumn}`, anchor)
@@ -179,7 +224,7 @@ function bindEnvironment(input: SessionInput): BindEnvironment {
   return {
     user: input.user,
     definitions: new Map(input.attributeDefinitions.map((d) => [d.key, d])),
-    findTable: (schema, table) => tables.get(`${schema}\u0000${table}`),
+    findTable: (schema, table) => index.findTable(schema, table),
     findAnchor: (schema, table, column) => anchors.get(`${schema}\u0000${table}\u0000${column}`),
     findRelationship: (id) => relationships.get(id),
     maskKey: input.datasource.maskKey,

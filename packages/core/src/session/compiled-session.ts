@@ -7,13 +7,17 @@ import type {
   SessionInput,
   SessionUser,
 } from '../session-context.types.js'
-import type { PolicyOutcome, TablePolicies } from './policy-runtime.js'
+import { type DescendantEntry, withInheritance } from './inheritance-plan.js'
+import type { PolicyOutcome, PolicyRuntime, TablePolicies } from './policy-runtime.js'
 import { buildScanPlan, type ExposedTable, type ScanPlan } from './scan-plan.js'
+import type { SessionTables } from './session-tables.js'
 
 /** One exposed table of the session's datasource with the policies that target it. */
 export interface TableEntry {
   readonly exposed: ExposedTable
   readonly policies: TablePolicies
+  /** Partitions and inheritance children, however deep, whose rows a scan of this table reads. */
+  readonly descendants?: readonly DescendantEntry[]
   /** Whether some policy of the table waits for a query-time decision function. */
   readonly dynamic: boolean
   /** The plan with every query-time decision skipped: what catalogs show (docs/decision-functions.md#outcomes). */
@@ -45,7 +49,8 @@ export type ViewState =
 export interface SchemaEntry {
   readonly upstream: string
   readonly visible: string
-  readonly tables: ReadonlyMap<string, TableEntry>
+  /** Built per table on first use (session-tables.ts). */
+  readonly tables: SessionTables
 }
 
 /**
@@ -63,6 +68,11 @@ export class CompiledSession {
   readonly schemas: ReadonlyMap<string, SchemaEntry>
   /** Whether any policy needs a query-time decision (such rewrites are not cached). */
   readonly hasQueryDecisions: boolean
+  /**
+   * Whether some policy of this session can hide a table or a column (a table or column deny,
+   * a column allow, or the policy_required mode); without one every table is fully visible.
+   */
+  readonly mayHide: boolean
   readonly bindEnvironment: BindEnvironment
   /** @internal (epoch-scoped) SQL text → rewrite result. */
   readonly rewriteCache = new BoundedCache<string, object>(512)
@@ -87,7 +97,7 @@ export class CompiledSession {
    */
   shadow: { readonly session: CompiledSession; readonly ids: ReadonlySet<string> } | undefined =
     undefined
-  /** Settles a view's state on first use while the session compiles. */
+  /** Settles a view's state on first use. */
   #resolveView: ((entry: TableEntry) => void) | undefined
 
   constructor(init: {
@@ -98,6 +108,8 @@ export class CompiledSession {
     defaultSchema: string | undefined
     schemas: ReadonlyMap<string, SchemaEntry>
     bindEnvironment: BindEnvironment
+    hasQueryDecisions: boolean
+    mayHide: boolean
   }) {
     this.user = init.user
     this.datasource = init.datasource
@@ -112,9 +124,8 @@ export class CompiledSession {
       catalog: typeCast(stringConst(init.datasource.name), 'name'),
       schema: typeCast(stringConst(init.defaultSchema ?? 'public'), 'name'),
     })
-    this.hasQueryDecisions = [...init.schemas.values()].some((s) =>
-      [...s.tables.values()].some((t) => t.dynamic),
-    )
+    this.hasQueryDecisions = init.hasQueryDecisions
+    this.mayHide = init.mayHide
   }
 
   /**
@@ -130,32 +141,27 @@ export class CompiledSession {
 
   /**
    * @internal How this session reads a view, materialized view or foreign table (undefined
-   * for a plain table). Settled for every relation before the session is returned.
+   * for a plain table). Settled on first use and kept.
    */
   viewOf(entry: TableEntry): ViewState | undefined {
     if (entry.view === undefined) this.#resolveView?.(entry)
     return entry.view
   }
 
-  /** @internal Compile only: installs the resolver, then settles every relation. */
+  /** @internal Compile only: installs the resolver that settles each relation on first use. */
   resolveViews(resolve: (entry: TableEntry) => void): void {
     this.#resolveView = resolve
-    for (const schema of this.schemas.values())
-      for (const entry of schema.tables.values()) resolve(entry)
-    this.#resolveView = undefined
   }
 
   /** The plan that enforces a query: settled decisions plus this query's decisions. */
   planFor(entry: TableEntry, queryOutcomes: ReadonlyMap<string, PolicyOutcome>): ScanPlan | null {
     if (!entry.dynamic) return entry.plan
-    return buildScanPlan(
-      entry.exposed,
-      entry.policies,
-      (runtime) =>
-        runtime.sessionOutcome() ?? queryOutcomes.get(runtime.policy.id) ?? { fire: false },
-      this.datasource.accessMode,
-      this.bindEnvironment,
-    )
+    const fires = (runtime: PolicyRuntime): PolicyOutcome =>
+      runtime.sessionOutcome() ?? queryOutcomes.get(runtime.policy.id) ?? { fire: false }
+    const accessMode = this.datasource.accessMode
+    const env = this.bindEnvironment
+    const plan = buildScanPlan(entry.exposed, entry.policies, fires, accessMode, env)
+    return withInheritance(plan, entry.policies, entry.descendants, fires, accessMode, env)
   }
 
   /** Tables and columns visible in catalogs, in schema and table order. */

@@ -17,6 +17,7 @@ import {
 import type { AppliedPolicy, EffectivePolicy } from '../policy/policy.types.js'
 import { targetsMatchLineage } from '../policy/target-pattern.js'
 import type { AccessMode } from '../session-context.types.js'
+import type { InheritedScan } from './inheritance-plan.js'
 import type { PolicyOutcome, PolicyRuntime, TablePolicies } from './policy-runtime.js'
 
 /** An exposed upstream table with the schema name users see. */
@@ -59,6 +60,13 @@ export interface ScanPlan {
   /** Whether a row filter applies (and so the scan is fenced). */
   readonly filtered: boolean
   readonly applied: readonly AppliedPolicy[]
+  /** The select list and filter as trees, for building inheritance branches. */
+  readonly tree?: { readonly targets: readonly AstNode[]; readonly where: AstNode | undefined }
+  /**
+   * Set when descendants have policies of their own: a scan without `ONLY` reads each group of
+   * rows under its own policies (inheritance-plan.ts).
+   */
+  readonly inheritance?: InheritedScan | undefined
 }
 
 /**
@@ -73,6 +81,7 @@ export function buildScanPlan(
   fires: (runtime: PolicyRuntime) => PolicyOutcome,
   accessMode: AccessMode,
   env: BindEnvironment,
+  qualifier: string = table.name,
 ): ScanPlan | null {
   const applied: AppliedPolicy[] = []
   const note = (runtime: PolicyRuntime): boolean => {
@@ -99,7 +108,7 @@ export function buildScanPlan(
   const masks = policies.masks.filter((p) => note(p))
   const filters = policies.rowFilters.filter((p) => note(p))
   const target: BindTarget = {
-    qualifier: tableName,
+    qualifier,
     schema,
     table: tableName,
     columns: new Set(allColumns),
@@ -111,7 +120,7 @@ export function buildScanPlan(
   try {
     const targets = columns.map((column) => {
       const mask = lowestPriorityMask(masks, lineage, column)
-      if (!mask) return resTarget(columnRef(tableName, column))
+      if (!mask) return resTarget(columnRef(qualifier, column))
       masked.add(column)
       if (!mask.mask)
         throw new AccessRulesError(`mask expression on ${schema}.${tableName} is invalid`)
@@ -119,9 +128,10 @@ export function buildScanPlan(
       return resTarget(bindMask(mask.mask, target, env, { name: column, type }), column)
     })
     const where = and(...filters.map((p) => bindFilter(p.requireFilter(), target, env)))
+    const from = rangeVar(schema, tableName, qualifier === tableName ? undefined : qualifier)
     const subquery = selectStmt({
       targets,
-      from: [rangeVar(schema, tableName)],
+      from: [from],
       where,
       fence: where !== undefined,
     })
@@ -129,7 +139,7 @@ export function buildScanPlan(
       body: statementFragment(subquery),
       targets: targetListFragment(targets),
       where: where === undefined ? undefined : expressionFragment(where),
-      head: deparseStatement(selectStmt({ targets, from: [rangeVar(schema, tableName)] })),
+      head: deparseStatement(selectStmt({ targets, from: [from] })),
       whereText: where === undefined ? undefined : expressionText(where),
     }
     const filtered = where !== undefined
@@ -142,6 +152,7 @@ export function buildScanPlan(
       error: undefined,
       filtered,
       applied,
+      tree: { targets, where },
     }
   } catch (error) {
     if (!isPalisadeError(error)) throw error

@@ -3,9 +3,10 @@ import { walkTree } from '../ast/map-tree.js'
 import { type AstNode, type NodeBody, nullConst, type Pg, stringsOf } from '../ast/node.js'
 import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 import type { RelationName } from '../catalog.types.js'
-import { isPalisadeError } from '../errors.js'
+import { isPalisadeError, PalisadeError } from '../errors.js'
 import type { BindEnvironment } from '../policy/bind-expression.js'
 import type { AccessMode } from '../session-context.types.js'
+import { SqlState } from '../sqlstate.js'
 import type { CompiledSession, TableEntry, ViewState } from './compiled-session.js'
 import { type PolicyRuntime, policiesForTable, type TablePolicies } from './policy-runtime.js'
 import { buildScanPlan, type ScanPlan } from './scan-plan.js'
@@ -18,7 +19,8 @@ type MutableEntry = { -readonly [K in keyof TableEntry]: TableEntry[K] }
 
 export interface ViewResolutionInput {
   readonly session: CompiledSession
-  readonly definitions: ReadonlyMap<TableEntry, ViewDefinition>
+  /** The static expansion of a relation that is not a plain table (shared by every session). */
+  readonly definitionOf: (entry: TableEntry) => ViewDefinition | undefined
   readonly runtimes: readonly PolicyRuntime[]
   readonly accessMode: AccessMode
   readonly env: BindEnvironment
@@ -38,13 +40,13 @@ export interface ViewResolutionInput {
  *   itself, in which case it is scanned like a table under those policies.
  */
 export function viewResolver(input: ViewResolutionInput): (entry: TableEntry) => void {
-  const { session, definitions, runtimes } = input
+  const { session, definitionOf, runtimes } = input
   const resolving = new Set<TableEntry>()
 
   const resolve = (entry: TableEntry): void => {
     const target = entry as MutableEntry
     if (target.view !== undefined) return
-    const definition = definitions.get(entry)
+    const definition = definitionOf(entry)
     if (!definition) return
     if (resolving.has(entry) || resolving.size >= MAX_VIEW_DEPTH) {
       hide(target, 'its definition nests views too deeply')
@@ -78,6 +80,17 @@ export function viewResolver(input: ViewResolutionInput): (entry: TableEntry) =>
     else target.view = { kind: 'opaque', reason }
   }
 
+  /** Whether every relation the catalog says the view reads is visible to this user. */
+  const readsVisible = (target: MutableEntry): boolean => {
+    const reads = target.exposed.table.reads
+    if (!reads) return false
+    return reads.every((r) => {
+      const entry = input.findUpstream(r.schema, r.table)
+      if (entry && entry !== target) resolve(entry)
+      return entry?.plan != null
+    })
+  }
+
   const expand = (target: MutableEntry, definitionBody: AstNode): void => {
     const body = structuredClone(definitionBody)
     let references: ReturnType<QueryAnalyzer['analyze']>['references']
@@ -85,7 +98,13 @@ export function viewResolver(input: ViewResolutionInput): (entry: TableEntry) =>
       references = new QueryAnalyzer(session).analyze(body, 'SELECT').references
     } catch (error) {
       if (!isPalisadeError(error)) throw error
+      const own = target.plan
       failClosed(target, `its definition cannot be enforced (${error.message})`, 'unknown')
+      // Hidden only for calling a function outside the allowlist, over relations the user
+      // may read: say so when it is read, instead of answering as missing.
+      if (target.view?.kind === 'hidden' && own && FUNCTION_REFUSALS.has(error.code)) {
+        if (readsVisible(target)) refuse(target, own, error)
+      }
       return
     }
     const scopes = new Map<string, ScanPlan[]>()
@@ -182,6 +201,30 @@ export function viewResolver(input: ViewResolutionInput): (entry: TableEntry) =>
   return resolve
 }
 
+const FUNCTION_REFUSALS: ReadonlySet<string> = new Set([
+  SqlState.UndefinedFunction,
+  SqlState.InsufficientPrivilege,
+])
+
+function refuse(target: MutableEntry, plan: ScanPlan, error: PalisadeError): void {
+  target.view = { kind: 'opaque', reason: error.message }
+  target.plan = {
+    ...plan,
+    fragments: undefined,
+    error: new PalisadeError(
+      SqlState.InsufficientPrivilege,
+      `view "${target.exposed.name}" calls a function that is not allowed through Palisade`,
+      { detail: refusalDetail(error) },
+    ),
+  }
+}
+
+function refusalDetail(error: PalisadeError): string {
+  const missing = /^function (.+) does not exist$/.exec(error.message)
+  if (missing) return `It calls ${missing[1]}, which is not a built-in function Palisade allows.`
+  return `Its definition calls a refused function: ${error.message}.`
+}
+
 function hide(target: MutableEntry, reason: string): void {
   target.plan = null
   target.view = { kind: 'hidden', reason } satisfies ViewState
@@ -212,7 +255,10 @@ function readClosure(reads: readonly RelationName[], input: ViewResolutionInput)
     const entry = input.findUpstream(read.schema, read.table)
     // A child's or partition's rows are governed by its ancestors' policies too.
     queue.push(...(entry?.exposed.table.ancestors ?? []))
-    const definition = entry ? input.definitions.get(entry) : undefined
+    // And a parent's scan reads its descendants' rows under their policies.
+    for (const child of entry?.descendants ?? [])
+      queue.push({ schema: child.exposed.schema, table: child.exposed.name })
+    const definition = entry ? input.definitionOf(entry) : undefined
     if (definition?.kind === 'opaque' && definition.reads !== 'unknown') {
       queue.push(...definition.reads)
     } else if (definition?.kind === 'expand') {

@@ -1,9 +1,10 @@
 import type { QueryAnalysis } from '../analyze/query-analyzer.js'
 import { scannedRelation } from '../analyze/scanned-relation.js'
 import { walkTree } from '../ast/map-tree.js'
-import { type AstNode, bodyOf, columnRef, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { type AstNode, bodyOf, columnRef, type Pg, stringsOf } from '../ast/node.js'
 import type { TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
+import { groupedColumns } from './grouping-set-columns.js'
 
 /**
  * PostgreSQL lets a query that groups by a table's primary key select the table's other
@@ -13,7 +14,8 @@ import type { ScanPlan } from '../session/scan-plan.js'
  * instead: the key already makes them constant within each group, so the groups stay the same.
  *
  * Only when the key's columns are visible and unmasked (a masked key no longer identifies a
- * row), the GROUP BY is a plain list (no grouping sets), and the scan has no column aliases.
+ * row), the key is in every grouping set (columns are added to all of them, as PostgreSQL's
+ * proof requires), and the scan has no column aliases.
  * Columns of types without an equality operator cannot be grouped and are left out.
  */
 export function dependentGroupColumns(
@@ -23,18 +25,23 @@ export function dependentGroupColumns(
 ): AstNode[] {
   const groupClause = select.groupClause
   if (!groupClause || groupClause.length === 0) return []
-  if (groupClause.some((item) => tagOf(item) === 'GroupingSet')) return []
+  const columns = groupedColumns(groupClause, (item) => groupedColumnRef(item, select))
+  if (!columns) return []
   const scans: KeyedScan[] = []
   for (const item of select.fromClause ?? []) collectScans(item as AstNode, analysis, plans, scans)
   if (scans.length === 0) return []
 
-  const grouped = new Map<KeyedScan, Set<string>>(scans.map((s) => [s, new Set()]))
-  for (const item of groupClause) {
-    const ref = groupedColumnRef(item as AstNode, select)
-    if (ref) for (const [scan, column] of resolve(ref, scans)) grouped.get(scan)?.add(column)
+  const byScan = (refs: readonly string[][]) => {
+    const out = new Map<KeyedScan, Set<string>>(scans.map((s) => [s, new Set()]))
+    for (const ref of refs)
+      for (const [scan, column] of resolve(ref, scans)) out.get(scan)?.add(column)
+    return out
   }
+  // The key must be in every grouping set; a column in any set is NULL in the others.
+  const common = byScan(columns.common)
+  const grouped = byScan(columns.anywhere)
   const keyed = scans.filter((scan) =>
-    (scan.plan.table.table.primaryKey ?? []).every((c) => grouped.get(scan)?.has(c)),
+    (scan.plan.table.table.primaryKey ?? []).every((c) => common.get(scan)?.has(c)),
   )
   if (keyed.length === 0) return []
 

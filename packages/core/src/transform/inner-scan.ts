@@ -62,14 +62,27 @@ export function leakproofConjuncts(
   plan: ScanPlan,
   candidates: readonly PushdownCandidate[] | undefined,
 ): AstNode[] {
-  if (!plan.filtered || !candidates) return []
-  const inner = plan.table.name
+  if (!plan.filtered) return []
+  return copyConjuncts(
+    candidates,
+    plan.table.name,
+    (column) => plan.columns.includes(column) && !plan.masked.has(column),
+  )
+}
+
+/** The distinct candidates on columns `plain` accepts, at most 32, re-qualified to `inner`. */
+export function copyConjuncts(
+  candidates: readonly PushdownCandidate[] | undefined,
+  inner: string,
+  plain: (column: string) => boolean,
+): AstNode[] {
+  if (!candidates) return []
   // Distinct ones, and a few: enough for the planner to pick an index; thousands would only
   // multiply its work on a statement with thousands of conditions.
   const seen = new Set<string>()
   const pushable = candidates.filter((c) => {
     if (seen.size >= MAX_PUSHED_CONJUNCTS) return false
-    if (!plan.columns.includes(c.column) || plan.masked.has(c.column)) return false
+    if (!plain(c.column)) return false
     const key = JSON.stringify(c.node)
     if (seen.has(key)) return false
     seen.add(key)

@@ -22,6 +22,7 @@ import {
 import { cteRenaming, renamedCteReference } from './cte-renaming.js'
 import { dependentGroupColumns } from './functional-dependency.js'
 import { identitySubstitution } from './identity-substitution.js'
+import { inheritedScan } from './inherited-scan.js'
 import { innerScan, leakproofConjuncts } from './inner-scan.js'
 import { systemColumnUse } from './system-columns.js'
 import type { TransformContext } from './transform-context.js'
@@ -146,8 +147,14 @@ export function wrapScans(
       case 'table': {
         const plan = plans.get(reference.entry)
         if (!plan?.fragments) throw new Error('scan plan missing for a resolved table')
-        const pushed = leakproofConjuncts(plan, analysis.pushdowns.get(rv))
         const system = systemColumns.get(rv) ?? []
+        // Without ONLY, a parent's scan reads each descendant's rows under its own policies.
+        if (plan.inheritance && rv.inh === true) {
+          const candidates = analysis.pushdowns.get(rv)
+          const body = inheritedScan(plan, plan.inheritance, sample, candidates, system)
+          return rangeSubselect(body, alias)
+        }
+        const pushed = leakproofConjuncts(plan, analysis.pushdowns.get(rv))
         return rangeSubselect(innerScan(plan, plan.fragments, rv, sample, pushed, system), alias)
       }
     }

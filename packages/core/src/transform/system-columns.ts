@@ -35,9 +35,10 @@ export interface SystemColumnUse {
  * `SELECT tableoid::regclass, * FROM parent`: a wrapper's select list holds the table's columns
  * only, so a system column would be missing (42703). When a level reads system columns of its
  * scans, they are added to those scans' wrappers, and the level's `*` and `t.*` are written out
- * as the visible columns they stand for, so the additions never show in them. Not done when a
- * `*` could not be written out (a FROM item that is not a table scan, a NATURAL or USING join)
- * or the level uses a whole-row reference of a scan (its row would gain the columns).
+ * as the visible columns they stand for (another FROM item's part of a `*` as `name.*`), so the
+ * additions never show in them. Not done when a `*` could not be written out (a NATURAL or
+ * USING join, a FROM item without a name) or the level uses a whole-row reference of a scan
+ * (its row would gain the columns).
  */
 export function systemColumnUse(
   select: Pg.SelectStmt,
@@ -46,6 +47,8 @@ export function systemColumnUse(
 ): SystemColumnUse | undefined {
   if (!analysis.facts.columns.some((c) => SYSTEM_COLUMNS.has(c))) return undefined
   const scans: ScannedRelation[] = []
+  // Each FROM item in order: a scan, or the name a `*` of another item is written as.
+  const items: (ScannedRelation | { readonly other: string | undefined })[] = []
   let plain = true
   const visit = (item: AstNode): void => {
     const join = bodyOf<Pg.JoinExpr>(item, 'JoinExpr')
@@ -62,20 +65,22 @@ export function systemColumnUse(
       !scan.plan.fragments ||
       (scan.rv.alias?.colnames?.length ?? 0) > 0
     ) {
-      // A subquery, function, CTE or view: its columns are not known here.
-      plain = false
+      // A subquery, function, CTE, view or catalog: its `*` stays `name.*`.
+      items.push({ other: itemName(item) })
       return
     }
     scans.push(scan)
+    items.push(scan)
   }
   for (const item of select.fromClause ?? []) visit(item as AstNode)
   if (scans.length === 0) return undefined
-  // Only a `*` needs every FROM item known, to be written out.
+  // An unqualified `*` is written out item by item, so every item must have a name.
   const star = (select.targetList ?? []).some((item) => {
     const val = bodyOf<Pg.ResTarget>(item, 'ResTarget')?.val
-    return stringsOf(bodyOf<Pg.ColumnRef>(val, 'ColumnRef')?.fields).at(-1) === '*'
+    const names = stringsOf(bodyOf<Pg.ColumnRef>(val, 'ColumnRef')?.fields)
+    return names.length === 1 && names[0] === '*'
   })
-  if (star && !plain) return undefined
+  if (star && (!plain || items.some((i) => 'other' in i && i.other === undefined))) return undefined
 
   const wanted = new Map<object, Set<string>>()
   let wholeRow = false
@@ -114,14 +119,30 @@ export function systemColumnUse(
       continue
     }
     const qualifier = names[names.length - 2]
-    for (const scan of scans) {
-      if (qualifier !== undefined && qualifier !== scan.alias) continue
-      for (const column of scan.plan.columns)
-        targetList.push(resTarget(columnRef(scan.alias, column)))
+    if (qualifier !== undefined) {
+      const scan = scans.find((s) => s.alias === qualifier)
+      if (!scan) targetList.push(item as AstNode)
+      else for (const c of scan.plan.columns) targetList.push(resTarget(columnRef(scan.alias, c)))
+      continue
+    }
+    for (const from of items) {
+      if ('other' in from) targetList.push(resTarget(columnRef(from.other as string, '*')))
+      else for (const c of from.plan.columns) targetList.push(resTarget(columnRef(from.alias, c)))
     }
   }
   return {
     scans: new Map([...wanted].map(([rv, columns]) => [rv, [...columns]])),
     targetList,
   }
+}
+
+/** The name a FROM item's columns are qualified with, when it has one. */
+function itemName(item: AstNode): string | undefined {
+  const rv = bodyOf<Pg.RangeVar>(item, 'RangeVar')
+  if (rv) return rv.alias?.aliasname ?? rv.relname
+  const sample = bodyOf<Pg.RangeTableSample>(item, 'RangeTableSample')
+  if (sample) return itemName(sample.relation as AstNode)
+  const sub = bodyOf<Pg.RangeSubselect>(item, 'RangeSubselect')
+  if (sub) return sub.alias?.aliasname
+  return bodyOf<Pg.RangeFunction>(item, 'RangeFunction')?.alias?.aliasname
 }

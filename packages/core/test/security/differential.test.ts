@@ -21,11 +21,54 @@ const FORBIDDEN = [/Bob|Dan|Globex/, /second|fourth|sixth/, /@/, /\d{3}-\d{2}-\d
 let db: PGlite
 let session: CompiledSession
 
+/**
+ * A partitioned table whose partitions alone carry the tenant filter, and an inheritance child
+ * whose own mask must hold when its rows are read through the parent.
+ */
+const HIERARCHY_SQL = `
+CREATE TABLE ledger (id int, tenant_id int NOT NULL, entry text) PARTITION BY LIST (tenant_id);
+CREATE TABLE ledger_t1 PARTITION OF ledger FOR VALUES IN (1);
+CREATE TABLE ledger_t2 PARTITION OF ledger FOR VALUES IN (2);
+INSERT INTO ledger VALUES (1, 1, 'first'), (2, 2, 'second Globex'), (3, 1, 'third');
+CREATE TABLE memo (id int, tenant_id int, body text);
+CREATE TABLE memo_secret (code text) INHERITS (memo);
+INSERT INTO memo VALUES (1, 1, 'hello');
+INSERT INTO memo_secret VALUES (2, 1, 'fourth', '999-99-9999');
+`
+const PARENTS: Record<string, string> = {
+  ledger_t1: 'ledger',
+  ledger_t2: 'ledger',
+  memo_secret: 'memo',
+}
+
+/** The fixture's catalog with each child's parent recorded, as discovery records it. */
+async function catalogWithHierarchy(): Promise<Awaited<ReturnType<typeof readCatalog>>> {
+  const catalog = await readCatalog(db)
+  return {
+    schemas: catalog.schemas.map((s) => ({
+      ...s,
+      tables: s.tables.map((t) => {
+        const parent = s.name === 'public' ? PARENTS[t.name] : undefined
+        return parent ? { ...t, ancestors: [{ schema: 'public', table: parent }] } : t
+      }),
+    })),
+  }
+}
+
 beforeAll(async () => {
   db = await createShopDb()
+  await db.exec(HIERARCHY_SQL)
   const tenantTables = { schemas: ['public'], tables: ['orders', 'customers', 'tenants'] }
-  session = await makeSession(await readCatalog(db), {
+  session = await makeSession(await catalogWithHierarchy(), {
     policies: [
+      policy('row_filter', {
+        target: { schemas: ['public'], tables: ['ledger_*'] },
+        filterExpression: 'tenant_id = {user.tenant}',
+      }),
+      policy('column_mask', {
+        target: { schemas: ['public'], tables: ['memo_secret'], columns: ['body'] },
+        maskExpression: "'***'",
+      }),
       policy('row_filter', {
         target: { schemas: ['public'], tables: ['orders', 'customers'] },
         filterExpression: 'tenant_id = {user.tenant}',
@@ -48,10 +91,12 @@ const tables = {
   orders: ['id', 'tenant_id', 'customer_id', 'amount', 'status', 'note', 'created_at'],
   customers: ['id', 'tenant_id', 'name', 'email', 'ssn', 'region'],
   tenants: ['id', 'name'],
+  ledger: ['id', 'tenant_id', 'entry'],
+  memo: ['id', 'tenant_id', 'body'],
 } as const
 type TableName = keyof typeof tables
 
-const tableArb = fc.constantFrom<TableName>('orders', 'customers', 'tenants')
+const tableArb = fc.constantFrom<TableName>('orders', 'customers', 'tenants', 'ledger', 'memo')
 const constArb = fc.oneof(
   fc.integer({ min: -2, max: 8 }).map(String),
   fc.constantFrom("'paid'", "'open'", "'north'", "'Acme'", 'NULL', 'true'),
@@ -79,7 +124,7 @@ function selectArb(depth: number): fc.Arbitrary<string> {
     .record({
       table: tableArb,
       join: fc.option(tableArb, { nil: undefined }),
-      shape: fc.constantFrom('star', 'columns', 'aggregate', 'window', 'distinct'),
+      shape: fc.constantFrom('star', 'columns', 'aggregate', 'window', 'distinct', 'system'),
       where: fc.option(fc.boolean(), { nil: undefined }),
       order: fc.boolean(),
       sub: depth > 0 ? fc.option(selectArb(depth - 1), { nil: undefined }) : fc.constant(undefined),
@@ -114,6 +159,10 @@ function selectArb(depth: number): fc.Arbitrary<string> {
               break
             case 'distinct':
               select = `DISTINCT ${list.join(', ')}`
+              break
+            case 'system':
+              // System columns read through a parent's branches and beside a `*`.
+              select = `a.tableoid::regclass::text AS rel, a.ctid::text AS c, ${q.join ? 'a.*' : list.join(', ')}`
               break
             default:
               select = list.join(', ')

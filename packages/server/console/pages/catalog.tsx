@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
-import { ApiFailure, api } from '../api'
+import { ApiFailure, api, queryString } from '../api'
 import type { CatalogSchema, Datasource } from '../types'
-import { ActionError, Checkbox, useAction } from '../ui/forms'
+import { ActionError, Checkbox, Pager, TextField, useAction } from '../ui/forms'
 import { Show, useLoad } from '../ui/states'
 
 interface Job {
@@ -10,9 +10,27 @@ interface Job {
   status: 'running' | 'completed' | 'failed' | 'cancelled'
   result: unknown
   error: string | null
+  tables_done: number | null
+  tables_total: number | null
 }
 
-type Progress = { action: string; seconds: number; jobId: string } | null
+type Progress = {
+  action: string
+  seconds: number
+  jobId: string
+  tables: { done: number; total: number } | null
+} | null
+
+/** Tables of the stored selection per page, and discovered tables shown per page. */
+const PAGE_SIZE = 50
+
+/** One page of `GET /datasources/{id}/catalog`. */
+interface CatalogPage {
+  schemas: CatalogSchema[]
+  total: number
+  page: number
+  page_size: number
+}
 
 /** Submits a discovery job and polls it until it ends, reporting the time it has run. */
 async function runJob<T>(
@@ -22,14 +40,19 @@ async function runJob<T>(
 ): Promise<T> {
   const { job_id } = await api<{ job_id: string }>('POST', `/datasources/${dsId}/discover`, body)
   const started = Date.now()
+  let tables: { done: number; total: number } | null = null
   try {
     for (;;) {
       onProgress({
         action: String(body['action']),
         seconds: (Date.now() - started) / 1000,
         jobId: job_id,
+        tables,
       })
       const job = await api<Job>('GET', `/datasources/${dsId}/discover/${job_id}`)
+      if (job.tables_total !== null && job.tables_done !== null) {
+        tables = { done: job.tables_done, total: job.tables_total }
+      }
       if (job.status === 'completed') return job.result as T
       if (job.status === 'failed')
         throw new ApiFailure(0, 'job_failed', job.error ?? 'the job failed')
@@ -56,15 +79,42 @@ interface FoundTable {
 /** The stored catalog, discovery (schemas, then tables, then save) and sync with its drift report. */
 export function CatalogPanel(props: { ds: Datasource; onSynced: () => void }) {
   const id = props.ds.id
+  const [page, setPage] = useState(1)
+  const [schemaFilter, setSchemaFilter] = useState('')
+  const [tableFilter, setTableFilter] = useState('')
   const catalog = useLoad(
-    () => api<{ schemas: CatalogSchema[] }>('GET', `/datasources/${id}/catalog`),
-    [id],
+    () =>
+      api<CatalogPage>(
+        'GET',
+        `/datasources/${id}/catalog${queryString({
+          page,
+          page_size: PAGE_SIZE,
+          schema: schemaFilter,
+          search: tableFilter,
+        })}`,
+      ),
+    [id, page, schemaFilter, tableFilter],
   )
   const [progress, setProgress] = useState<Progress>(null)
   const [schemas, setSchemas] = useState<FoundSchema[] | null>(null)
   const [pickedSchemas, setPickedSchemas] = useState<string[]>([])
   const [tables, setTables] = useState<FoundTable[] | null>(null)
-  const [pickedTables, setPickedTables] = useState<string[]>([])
+  // A set: with thousands of tables, a list's `includes` per checkbox made every click slow.
+  const [pickedTables, setPickedTables] = useState<ReadonlySet<string>>(new Set())
+  const [foundFilter, setFoundFilter] = useState('')
+  const [foundPage, setFoundPage] = useState(1)
+  const tableKey = (t: FoundTable) => `${t.schema_name}.${t.table_name}`
+  const shownTables = (tables ?? []).filter((t) =>
+    tableKey(t).toLowerCase().includes(foundFilter.toLowerCase()),
+  )
+  const pickTables = (list: FoundTable[], on: boolean) => {
+    const next = new Set(pickedTables)
+    for (const t of list) {
+      if (on) next.add(tableKey(t))
+      else next.delete(tableKey(t))
+    }
+    setPickedTables(next)
+  }
   const [report, setReport] = useState<Record<string, unknown> | null>(null)
   const action = useAction()
 
@@ -83,9 +133,9 @@ export function CatalogPanel(props: { ds: Datasource; onSynced: () => void }) {
         setProgress,
       )
       setTables(found)
-      setPickedTables(
-        found.filter((t) => t.is_already_selected).map((t) => `${t.schema_name}.${t.table_name}`),
-      )
+      setPickedTables(new Set(found.filter((t) => t.is_already_selected).map(tableKey)))
+      setFoundFilter('')
+      setFoundPage(1)
     })
   const saveSelection = () =>
     action.run(async () => {
@@ -95,9 +145,7 @@ export function CatalogPanel(props: { ds: Datasource; onSynced: () => void }) {
           schema_name: schema,
           is_selected: true,
           tables: (tables ?? [])
-            .filter(
-              (t) => t.schema_name === schema && pickedTables.includes(`${schema}.${t.table_name}`),
-            )
+            .filter((t) => t.schema_name === schema && pickedTables.has(tableKey(t)))
             .map((t) => ({
               table_name: t.table_name,
               table_type: t.table_type,
@@ -135,8 +183,17 @@ export function CatalogPanel(props: { ds: Datasource; onSynced: () => void }) {
       </div>
       {progress && (
         <p class="progress" role="status" aria-live="polite">
-          <progress aria-label={`${progress.action} running`} /> {progress.action.replace('_', ' ')}{' '}
-          running for {progress.seconds.toFixed(1)} s{' '}
+          {progress.tables && progress.tables.total > 0 ? (
+            <progress
+              aria-label={`${progress.action} running`}
+              max={progress.tables.total}
+              value={progress.tables.done}
+            />
+          ) : (
+            <progress aria-label={`${progress.action} running`} />
+          )}{' '}
+          {progress.action.replace('_', ' ')} running for {progress.seconds.toFixed(1)} s
+          {progress.tables ? `, ${progress.tables.done} of ${progress.tables.total} tables` : ''}{' '}
           <button type="button" class="link" onClick={cancel}>
             Cancel
           </button>
@@ -171,18 +228,49 @@ export function CatalogPanel(props: { ds: Datasource; onSynced: () => void }) {
         <fieldset>
           <legend>Tables in the chosen schemas</legend>
           {tables.length === 0 && <p class="state empty">No tables there.</p>}
-          {tables.map((t) => {
-            const key = `${t.schema_name}.${t.table_name}`
+          {tables.length > PAGE_SIZE && (
+            <TextField
+              label="Filter tables"
+              type="search"
+              value={foundFilter}
+              onChange={(text) => {
+                setFoundFilter(text)
+                setFoundPage(1)
+              }}
+            />
+          )}
+          {tables.length > 0 && (
+            <p>
+              {pickedTables.size} of {tables.length} selected.{' '}
+              <button type="button" class="link" onClick={() => pickTables(shownTables, true)}>
+                Select all {shownTables.length}
+                {foundFilter ? ' matching' : ''}
+              </button>{' '}
+              <button type="button" class="link" onClick={() => pickTables(shownTables, false)}>
+                Clear {foundFilter ? 'matching' : 'all'}
+              </button>
+            </p>
+          )}
+          {shownTables.slice((foundPage - 1) * PAGE_SIZE, foundPage * PAGE_SIZE).map((t) => {
+            const key = tableKey(t)
             return (
               <Checkbox
                 key={key}
                 label={`${key} (${t.table_type.toLowerCase()})`}
                 name={`table-${key}`}
-                checked={pickedTables.includes(key)}
-                onChange={(on) => toggle(pickedTables, setPickedTables, key, on)}
+                checked={pickedTables.has(key)}
+                onChange={(on) => pickTables([t], on)}
               />
             )
           })}
+          {shownTables.length > PAGE_SIZE && (
+            <Pager
+              page={foundPage}
+              pageSize={PAGE_SIZE}
+              total={shownTables.length}
+              onPage={setFoundPage}
+            />
+          )}
           <button type="button" class="primary" onClick={saveSelection} disabled={action.busy}>
             Save selection
           </button>
@@ -206,37 +294,70 @@ export function CatalogPanel(props: { ds: Datasource; onSynced: () => void }) {
         </div>
       )}
       <h3>Stored selection</h3>
+      <div class="filters">
+        <TextField
+          label="Schema"
+          type="search"
+          hint="Its exact upstream name"
+          value={schemaFilter}
+          onChange={(text) => {
+            setSchemaFilter(text)
+            setPage(1)
+          }}
+        />
+        <TextField
+          label="Table name contains"
+          type="search"
+          value={tableFilter}
+          onChange={(text) => {
+            setTableFilter(text)
+            setPage(1)
+          }}
+        />
+      </div>
       <Show
         result={catalog}
         what="the catalog"
         isEmpty={(c) => c.schemas.length === 0}
-        empty="Nothing is exposed yet: discover schemas and save a selection."
+        empty={
+          schemaFilter || tableFilter
+            ? 'No stored table matches.'
+            : 'Nothing is exposed yet: discover schemas and save a selection.'
+        }
       >
         {(c) => (
-          <ul class="tree">
-            {c.schemas.map((s) => (
-              <li key={s.schema_name}>
-                <strong>{s.schema_name}</strong>
-                {s.schema_alias ? ` as ${s.schema_alias}` : ''}
-                {s.is_selected ? '' : ' (not selected)'}
-                <ul>
-                  {s.tables.map((t) => (
-                    <li key={t.table_name}>
-                      {t.table_name} <small>{t.table_type.toLowerCase()}</small>
-                      {t.is_selected ? '' : ' (not selected)'}
-                      <div class="columns">
-                        {t.columns.map((col) => (
-                          <span key={col.column_name} class={col.is_selected ? 'chip' : 'chip off'}>
-                            {col.column_name} <small>{col.data_type}</small>
-                          </span>
-                        ))}
-                      </div>
-                    </li>
-                  ))}
-                </ul>
-              </li>
-            ))}
-          </ul>
+          <>
+            {(c.total > c.page_size || c.page > 1) && (
+              <Pager page={c.page} pageSize={c.page_size} total={c.total} onPage={setPage} />
+            )}
+            <ul class="tree">
+              {c.schemas.map((s) => (
+                <li key={s.schema_name}>
+                  <strong>{s.schema_name}</strong>
+                  {s.schema_alias ? ` as ${s.schema_alias}` : ''}
+                  {s.is_selected ? '' : ' (not selected)'}
+                  <ul>
+                    {s.tables.map((t) => (
+                      <li key={t.table_name}>
+                        {t.table_name} <small>{t.table_type.toLowerCase()}</small>
+                        {t.is_selected ? '' : ' (not selected)'}
+                        <div class="columns">
+                          {t.columns.map((col) => (
+                            <span
+                              key={col.column_name}
+                              class={col.is_selected ? 'chip' : 'chip off'}
+                            >
+                              {col.column_name} <small>{col.data_type}</small>
+                            </span>
+                          ))}
+                        </div>
+                      </li>
+                    ))}
+                  </ul>
+                </li>
+              ))}
+            </ul>
+          </>
         )}
       </Show>
     </div>

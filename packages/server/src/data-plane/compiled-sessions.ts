@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto'
 import { type CompiledSession, compileSession, type SessionInput } from '@palisade/core'
+import { contentKey } from './session-content-key.js'
 
 /** Compiled sessions kept for connections still to come (least recently used first out). */
 const MAX_KEPT = 32
@@ -14,8 +14,8 @@ const MAX_KEPT = 32
 export class CompiledSessions {
   readonly #kept = new Map<string, Promise<CompiledSession>>()
 
-  compile(input: SessionInput): Promise<CompiledSession> {
-    const key = contentKey(input)
+  async compile(input: SessionInput): Promise<CompiledSession> {
+    const key = await contentKey(input)
     if (key === undefined) return compileSession(input)
     const kept = this.#kept.get(key)
     if (kept) {
@@ -32,31 +32,4 @@ export class CompiledSessions {
     if (this.#kept.size > MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value as string)
     return compiling
   }
-}
-
-/**
- * A digest of the input's JSON without `epoch`; undefined (no sharing) when any value is not
- * plain data, whose JSON could hide a difference (a Map writes as `{}`).
- */
-function contentKey(input: SessionInput): string | undefined {
-  const { epoch: _epoch, ...content } = input
-  let json: string
-  try {
-    json = JSON.stringify(content, plainOnly)
-  } catch {
-    return undefined
-  }
-  return createHash('sha256').update(json).digest('base64')
-}
-
-/** A JSON replacer that refuses anything but strings, finite numbers, booleans, null, arrays and plain objects. */
-function plainOnly(_key: string, value: unknown): unknown {
-  if (value === undefined || value === null) return value
-  if (typeof value === 'string' || typeof value === 'boolean') return value
-  if (typeof value === 'number' && Number.isFinite(value)) return value
-  if (typeof value === 'object') {
-    const prototype = Object.getPrototypeOf(value)
-    if (Array.isArray(value) || prototype === Object.prototype || prototype === null) return value
-  }
-  throw new Error('not plain data')
 }

@@ -15,6 +15,15 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
   // store's listeners later).
   const kept = store.kind === 'pglite' ? new SessionInputCache() : undefined
   if (kept) store.changes.subscribe(() => kept.clear())
+  // A changed catalog is read again at once, off this thread, not at the next login.
+  store.changes.subscribe((change) => {
+    const id = change.type === 'ds' || change.type === 'ds_users' ? change.datasourceId : undefined
+    if (change.type === 'user') return
+    // Best effort: a failed read is simply done again at the next login.
+    Promise.resolve()
+      .then(() => store.sessions.warm(id))
+      .catch(() => {})
+  })
   const loginsRecorded = new Map<string, number>()
   return {
     async scramCredentials(username): Promise<ScramCredentials> {

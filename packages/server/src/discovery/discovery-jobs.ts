@@ -16,6 +16,10 @@ export interface DiscoveryJob {
   error: string | null
   started_at: string
   finished_at: string | null
+  /** `save_catalog`, `sync_catalog`: tables written or compared so far (null until known). */
+  tables_done: number | null
+  /** `save_catalog`, `sync_catalog`: the tables the job goes through (null until known). */
+  tables_total: number | null
 }
 
 /** What a job's work receives. */
@@ -27,6 +31,8 @@ export interface DiscoveryJobControl {
    * on the job can no longer be cancelled, so a stored result is never reported as cancelled.
    */
   beginCommit(): boolean
+  /** Reports progress: `done` of `total` tables, shown in the job's status. */
+  progress(done: number, total: number): void
 }
 
 interface Entry {
@@ -77,6 +83,8 @@ export class DiscoveryJobs {
       error: null,
       started_at: new Date().toISOString(),
       finished_at: null,
+      tables_done: null,
+      tables_total: null,
     }
     const controller = new AbortController()
     const entry: Entry = { job, controller, committing: false }
@@ -86,6 +94,11 @@ export class DiscoveryJobs {
         if (job.status !== 'running') return false
         entry.committing = true
         return true
+      },
+      progress: (done, total) => {
+        if (job.status !== 'running') return
+        job.tables_done = done
+        job.tables_total = total
       },
     }
     void Promise.resolve()

@@ -55,7 +55,7 @@ export function discoveryWork(
       return async ({ signal }) => {
         const names = await withUpstream(deps, datasourceId, signal, readSchemas)
         const stored = new Map(
-          (await catalog.get(datasourceId)).schemas.map((s) => [s.schema_name, s]),
+          (await catalog.outline(datasourceId)).schemas.map((s) => [s.schema_name, s]),
         )
         return names.map((schema_name) => ({
           schema_name,
@@ -69,7 +69,7 @@ export function discoveryWork(
           readTables(r, [...new Set(request.schemas)]),
         )
         const stored = new Map<string, boolean>()
-        for (const s of (await catalog.get(datasourceId)).schemas) {
+        for (const s of (await catalog.outline(datasourceId)).schemas) {
           for (const t of s.tables) stored.set(key(s.schema_name, t.table_name), t.is_selected)
         }
         return tables.map((t) => ({
@@ -99,17 +99,24 @@ export function discoveryWork(
       }
     case 'save_catalog':
       return async (control) => {
+        const total = request.schemas.reduce((n, s) => n + s.tables.length, 0)
+        control.progress(0, total)
         const schemas = await withUpstream(deps, datasourceId, control.signal, (r) =>
           readSelection(r, request),
         )
         if (!control.beginCommit()) return null
-        const saved = await catalog.saveCatalog(datasourceId, schemas, actorId)
+        const saved = await catalog.saveCatalog(datasourceId, schemas, actorId, {
+          onProgress: control.progress,
+        })
+        control.progress(total, total)
         await proposeTags(deps, datasourceId, actorId)
         return saved
       }
     case 'sync_catalog':
       return async (control) => {
-        const view = await catalog.get(datasourceId)
+        const view = await catalog.outline(datasourceId)
+        const total = view.schemas.reduce((n, s) => n + s.tables.length, 0)
+        control.progress(0, total)
         const exposed = view.schemas
           .filter((s) => s.is_selected)
           .flatMap((s) =>
@@ -130,8 +137,14 @@ export function discoveryWork(
           return { schemas, tables, column_tables, columns }
         })
         if (!control.beginCommit()) return null
-        const report = await catalog.syncCatalog(datasourceId, snapshot, actorId)
-        await proposeTags(deps, datasourceId, actorId)
+        const report = await catalog.syncCatalog(datasourceId, snapshot, actorId, {
+          onProgress: control.progress,
+        })
+        control.progress(total, total)
+        // Only new or changed columns can give the classifier something new to propose.
+        if (report.added_columns.length > 0 || report.changed_columns.length > 0) {
+          await proposeTags(deps, datasourceId, actorId)
+        }
         return report
       }
   }
@@ -183,7 +196,9 @@ async function readSelection(
   const columns = new Map<string, UpstreamColumn[]>()
   for (const c of await readColumns(reader, selected)) {
     const k = key(c.schema_name, c.table_name)
-    columns.set(k, [...(columns.get(k) ?? []), c])
+    const list = columns.get(k)
+    if (list) list.push(c)
+    else columns.set(k, [c])
   }
   return request.schemas.map((s) => ({
     schema_name: s.schema_name,

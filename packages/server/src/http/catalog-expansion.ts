@@ -1,4 +1,4 @@
-import { describeViews, loadParser, type ViewDescription } from '@palisade/core'
+import { type Catalog, describeViews, loadParser, type ViewDescription } from '@palisade/core'
 import { type CatalogView, exposedOf } from '@palisade/store'
 
 type StoredTable = CatalogView['schemas'][number]['tables'][number]
@@ -16,9 +16,18 @@ type AnnotatedTable = Omit<
  * The admin catalog view (docs/admin-api.md#catalog-discovery) with, for every view, materialized view and foreign
  * table, its definition and whether Palisade expands it or fails closed, and why.
  */
-export async function annotateExpansion(view: CatalogView): Promise<CatalogView> {
-  await loadParser()
-  const described = describeViews(exposedOf(view))
+export async function annotateExpansion<T extends CatalogView>(
+  view: T,
+  exposed: () => Promise<Catalog> = async () => exposedOf(view),
+): Promise<T> {
+  // Only relations other than tables are described, against every exposed relation (a view's
+  // expansion depends on what it reads, which may be on another page): a page of plain tables
+  // reads nothing more.
+  let described = new Map<string, ViewDescription>()
+  if (view.schemas.some((s) => s.tables.some((t) => t.table_type !== 'TABLE'))) {
+    await loadParser()
+    described = describeViews(await exposed())
+  }
   return {
     ...view,
     schemas: view.schemas.map((schema) => ({

@@ -14,6 +14,7 @@ import { checkBindBody } from './bind-message.js'
 import type { ClientOutput } from './client-socket.js'
 import { ClientStatements, NO_TYPES, type Prepared } from './client-statements.js'
 import type { ConnectionContext } from './connection-context.js'
+import { ExplainAnswer } from './explain-answer.js'
 import { deallocateTarget, extendedStatement } from './extended-statement-check.js'
 import { Frontend } from './frontend-messages.js'
 import { refusedMessageText } from './refused-message.js'
@@ -319,11 +320,14 @@ export class ExtendedProtocol {
         terminals: 'Tn',
         originalSql: prepared.originalSql,
         statementName: { upstream: prepared.upstreamName, client: name },
+        ...explainReshape(prepared.statement),
       })
     } else if (type === 'P') {
+      const portal = this.#portals.get(name)
       this.#ctx.relay.send(serialize.describe({ type: 'P', name }), {
         terminals: 'Tn',
-        originalSql: this.#portals.get(name)?.originalSql,
+        originalSql: portal?.originalSql,
+        ...explainReshape(portal?.statement),
       })
     } else {
       throw malformed(`invalid DESCRIBE message subtype ${subtype}`)
@@ -352,6 +356,7 @@ export class ExtendedProtocol {
     this.#ctx.relay.send(bytes, {
       terminals: 'CIs',
       originalSql: portal?.originalSql,
+      ...explainReshape(portal?.statement),
       onDone: (error) => {
         const statement = portal?.statement
         if (!error && statement?.setting?.name === 'application_name') {
@@ -414,4 +419,9 @@ export class ExtendedProtocol {
     // Upstream statements stay cached for this connection (upstream-statements.ts).
     this.#ctx.relay.local(commandComplete(tag))
   }
+}
+
+/** An EXPLAIN's answer carries its redacted plan in the client's format (explain-answer.ts). */
+function explainReshape(statement: RewrittenStatement | undefined): { reshape?: ExplainAnswer } {
+  return statement?.explain ? { reshape: new ExplainAnswer(statement.explain) } : {}
 }

@@ -5,6 +5,7 @@ import { WireError } from '../wire/wire-error.js'
 import { emptyQueryResponse, readyForQuery } from './backend-messages.js'
 import type { ClientOutput } from './client-socket.js'
 import { type ConnectionContext, quoteLiteral } from './connection-context.js'
+import { ExplainAnswer } from './explain-answer.js'
 import type { ExtendedProtocol } from './extended-protocol.js'
 
 /**
@@ -109,6 +110,7 @@ export async function simpleQuery(
           hidden: 'Z',
           originalSql: statement.originalSql,
           onDone,
+          ...(statement.explain ? { reshape: new ExplainAnswer(statement.explain) } : {}),
         })
       }
       try {

@@ -44,8 +44,16 @@ export interface UpstreamRequest {
   statementName?: { readonly upstream: string; readonly client: string }
   /** Called with every frame of the answer before it is relayed. */
   onFrame?: (frame: BackendFrame) => void
+  /** Replaces the answer's frames (an EXPLAIN's redacted plan); its error fails the request. */
+  reshape?: FrameReshaper
   /** Called once when the answer ends: with the scrubbed error when it failed. */
   onDone?: (error: ScrubbedError | undefined) => void
+}
+
+/** Rewrites an answer frame by frame: replacement bytes, or undefined to relay nothing. */
+export interface FrameReshaper {
+  reshape(frame: BackendFrame): Uint8Array | undefined
+  readonly error: ScrubbedError | undefined
 }
 
 const NO_CODES: ReadonlySet<number> = new Set()
@@ -63,6 +71,7 @@ class Pending {
   readonly originalSql: string | undefined
   readonly statementName: UpstreamRequest['statementName']
   readonly onFrame: UpstreamRequest['onFrame']
+  readonly reshape: FrameReshaper | undefined
   readonly onDone: UpstreamRequest['onDone']
   /** The error that failed this request; reported when its answer ends at the Sync. */
   failed: ScrubbedError | undefined = undefined
@@ -76,6 +85,7 @@ class Pending {
     this.originalSql = request?.originalSql
     this.statementName = request?.statementName
     this.onFrame = request?.onFrame
+    this.reshape = request?.reshape
     this.onDone = request?.onDone
   }
 }
@@ -271,10 +281,13 @@ export class UpstreamRelay {
     }
     const terminal = head.terminals.has(frame.code)
     if (frame.code === N) emit(this.#scrub(frame, head.originalSql, 'N'))
-    else if (!head.swallow && !head.hidden?.has(frame.code)) emit(frame.bytes)
+    else if (!head.swallow && !head.hidden?.has(frame.code)) {
+      const bytes = head.reshape ? head.reshape.reshape(frame) : frame.bytes
+      if (bytes) emit(bytes)
+    }
     if (terminal) {
       this.#pending.shift()
-      head.onDone?.(head.failed)
+      head.onDone?.(head.failed ?? head.reshape?.error)
     }
   }
 

@@ -78,13 +78,18 @@ export async function runReadOnly(
   try {
     for (const [i, statement] of statements.entries()) {
       const target = out[i] as PreviewStatement
-      if (statement.kind !== StatementKind.Select) {
+      // An EXPLAIN shows the admin the full plan, policy internals included (the data plane
+      // shows its user a redacted one).
+      const plan = statement.kind === StatementKind.Explain ? statement.explain?.fullSql : undefined
+      if (statement.kind !== StatementKind.Select && plan === undefined) {
         target.not_executed = 'only queries run in a preview'
         continue
       }
       await reader.query('SAVEPOINT palisade_preview_statement')
       try {
-        const fetched = await fetchThroughCursor(reader, statement.sql, limit)
+        const fetched = plan
+          ? { ...(await reader.textRows(plan)), truncated: false }
+          : await fetchThroughCursor(reader, statement.sql, limit)
         target.result = { ...fetched, row_count: fetched.rows.length }
         await reader.query('RELEASE SAVEPOINT palisade_preview_statement')
       } catch (error) {

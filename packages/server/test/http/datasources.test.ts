@@ -129,7 +129,7 @@ describe('datasources', () => {
     const ds = await makeDatasource(ctx)
     const { status, body } = await ctx.json('GET', `/api/v1/datasources/${ds.id}/catalog`)
     expect(status).toBe(200)
-    expect(body).toEqual({ datasource_id: ds.id, schemas: [] })
+    expect(body).toEqual({ datasource_id: ds.id, schemas: [], total: 0, page: 1, page_size: 100 })
   })
 })
 

@@ -77,6 +77,8 @@ describe('discovery jobs', () => {
       error: null,
       started_at: expect.stringMatching(ISO),
       finished_at: expect.stringMatching(ISO),
+      tables_done: null,
+      tables_total: null,
     })
     expect(await auditCount(ds.id)).toBe(audits)
   })
@@ -129,6 +131,37 @@ describe('discovery jobs', () => {
     expect(job.result[5]).toMatchObject({ column_name: 'amount', data_type: 'numeric(10,2)' })
   })
 
+  it('pages the stored catalog by schema and table name; an empty schema is one entry', async () => {
+    const { ds } = await pgliteDirUpstream(ctx)
+    await runJob(ctx, ds.id, SELECTION)
+    const page = async (query: string) => {
+      const { status, body } = await ctx.json('GET', `/api/v1/datasources/${ds.id}/catalog${query}`)
+      expect(status).toBe(200)
+      return {
+        ...body,
+        names: body.schemas.map((s: any) => [
+          s.schema_name,
+          s.tables.map((t: any) => t.table_name),
+        ]),
+      }
+    }
+    const first = await page('?page_size=2')
+    expect(first).toMatchObject({ datasource_id: ds.id, total: 5, page: 1, page_size: 2 })
+    expect(first.names).toEqual([
+      ['app', []],
+      ['public', ['codes']],
+    ])
+    expect((await page('?page=2&page_size=2')).names).toEqual([['public', ['orders', 'payments']]])
+    expect(await page('?search=PAY')).toMatchObject({ total: 1, names: [['public', ['payments']]] })
+    expect(await page('?schema=app')).toMatchObject({ total: 1, names: [['app', []]] })
+    expect(await page('?schema=public&search=o')).toMatchObject({
+      total: 2,
+      names: [['public', ['codes', 'orders']]],
+    })
+    const bad = await ctx.json('GET', `/api/v1/datasources/${ds.id}/catalog?page_size=0`)
+    expect(bad.status).toBe(400)
+  })
+
   it('saves a selection with live column metadata and audits it once', async () => {
     const { ds } = await pgliteDirUpstream(ctx)
     const before = await auditCount(ds.id)
@@ -137,6 +170,8 @@ describe('discovery jobs', () => {
       action: 'save_catalog',
       status: 'completed',
       result: { exposed_tables: 3, exposed_columns: 7 },
+      tables_done: 4,
+      tables_total: 4,
     })
     const catalog = (await ctx.json('GET', `/api/v1/datasources/${ds.id}/catalog`)).body
     expect(catalog.schemas.map((s: { schema_name: string }) => s.schema_name)).toEqual([

@@ -109,6 +109,20 @@ describe('POST /preview', () => {
     expect(body.statements[0].not_executed).toMatch(/only queries/)
   })
 
+  it("shows an admin the full plan of a user's EXPLAIN, which the user sees redacted", async () => {
+    const { body } = await preview({
+      user_id: aliceId,
+      sql: 'EXPLAIN (VERBOSE) SELECT * FROM customers',
+      execute: true,
+    })
+    const [statement] = body.statements
+    expect(statement.error).toBeNull()
+    expect(statement.result.columns.map((c: { name: string }) => c.name)).toEqual(['QUERY PLAN'])
+    const plan = statement.result.rows.map((r: string[]) => r[0]).join('\n')
+    expect(plan).toContain("'acme'")
+    expect(plan).toMatch(/Seq Scan on public\.customers/)
+  })
+
   it('says a user without access cannot connect, as the data plane would', async () => {
     const carol = await ctx.store.users.create(
       { username: 'carol', password: PASSWORD },

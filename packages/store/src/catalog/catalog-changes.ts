@@ -1,39 +1,14 @@
 // What a catalog change records in the admin audit, and whether exposure or definitions changed.
-import type { Catalog } from '@palisade/core'
 import { sortedUnique } from '../kernel/context.js'
+import type { Exposure } from './catalog-exposure.js'
 
-/** The exposed relations' kinds and definitions, as one comparable string. */
-export function definitionsOf(catalog: Catalog): string {
-  return JSON.stringify(
-    catalog.schemas.flatMap((s) =>
-      s.tables.map((t) => [
-        s.name,
-        t.name,
-        t.kind,
-        t.definition ?? null,
-        t.reads ?? null,
-        t.ancestors ?? null,
-        t.primaryKey ?? null,
-      ]),
-    ),
-  )
-}
-
-function exposureMap(catalog: Catalog): {
-  tables: Map<string, string[]>
-  aliases: Map<string, string | null>
-} {
-  const tables = new Map<string, string[]>()
-  const aliases = new Map<string, string | null>()
-  for (const s of catalog.schemas) {
-    aliases.set(s.name, s.alias ?? null)
-    for (const t of s.tables)
-      tables.set(
-        `${s.name}.${t.name}`,
-        t.columns.map((c) => c.name),
-      )
+/** Whether an exposed relation's kind, definition, reads, ancestors or usable key changed. */
+export function definitionsChanged(before: Exposure, after: Exposure): boolean {
+  if (before.definitions.size !== after.definitions.size) return true
+  for (const [key, value] of after.definitions) {
+    if (before.definitions.get(key) !== value) return true
   }
-  return { tables, aliases }
+  return false
 }
 
 /**
@@ -41,8 +16,8 @@ function exposureMap(catalog: Catalog): {
  * changed maps to its exposed columns, or null; alias changes go under `schema_aliases`.
  */
 export function catalogChanges(
-  beforeCatalog: Catalog,
-  afterCatalog: Catalog,
+  before: Exposure,
+  after: Exposure,
   source: 'save_catalog' | 'sync_catalog',
 ): {
   field: 'catalog'
@@ -50,8 +25,6 @@ export function catalogChanges(
   before: Record<string, unknown>
   after: Record<string, unknown>
 } {
-  const before = exposureMap(beforeCatalog)
-  const after = exposureMap(afterCatalog)
   const b: Record<string, unknown> = {}
   const a: Record<string, unknown> = {}
   for (const key of sortedUnique([...before.tables.keys(), ...after.tables.keys()])) {

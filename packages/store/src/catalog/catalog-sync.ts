@@ -1,4 +1,5 @@
 import type { RelationName, TableKind } from '@palisade/core'
+import { yieldTurn } from '../kernel/slices.js'
 import type { CatalogView } from './catalog-view.js'
 
 /** One live upstream column, as discovery reads it. */
@@ -82,6 +83,35 @@ export function planCatalogSync(
   view: CatalogView,
   upstream: UpstreamCatalogSnapshot,
 ): CatalogSyncPlan {
+  const steps = planSteps(view, upstream)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
+}
+
+/** `planCatalogSync` with a turn for other work every few thousand tables or columns. */
+export async function planCatalogSyncInTurns(
+  view: CatalogView,
+  upstream: UpstreamCatalogSnapshot,
+): Promise<CatalogSyncPlan> {
+  const steps = planSteps(view, upstream)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+    await yieldTurn()
+  }
+}
+
+/** Work items (tables or columns) between two pauses of `planSteps`. */
+const STEP = 2000
+
+/** The comparison, pausing (yielding) every STEP items so a caller can give other work a turn. */
+function* planSteps(
+  view: CatalogView,
+  upstream: UpstreamCatalogSnapshot,
+): Generator<void, CatalogSyncPlan> {
+  let work = 0
   const liveSchemas = new Set(upstream.schemas)
   const storedSchemas = new Set(view.schemas.map((s) => s.schema_name))
   const liveTables = new Set(upstream.tables.map((t) => dotted(t.schema_name, t.table_name)))
@@ -104,16 +134,36 @@ export function planCatalogSync(
     relationUpdates: [],
   }
   const liveByName = new Map(upstream.tables.map((t) => [dotted(t.schema_name, t.table_name), t]))
+  const liveBySchema = new Map<string, typeof upstream.tables>()
+  for (const t of upstream.tables) {
+    const list = liveBySchema.get(t.schema_name)
+    if (list) list.push(t)
+    else liveBySchema.set(t.schema_name, [t])
+  }
+  // Grouped once: looking a table's columns up in the whole list made a large sync quadratic.
+  const liveColumns = new Map<string, UpstreamColumn[]>()
+  for (const c of upstream.columns) {
+    const key = dotted(c.schema_name, c.table_name)
+    const list = liveColumns.get(key)
+    if (list) list.push(c)
+    else liveColumns.set(key, [c])
+    if (++work % STEP === 0) yield
+  }
   let removedExposed = false
   for (const schema of view.schemas) {
     if (!liveSchemas.has(schema.schema_name)) continue
     const stored = new Set(schema.tables.map((t) => t.table_name))
-    for (const t of upstream.tables) {
-      if (t.schema_name === schema.schema_name && !stored.has(t.table_name)) {
+    for (const t of liveBySchema.get(schema.schema_name) ?? []) {
+      if (!stored.has(t.table_name)) {
         report.added_tables.push(dotted(t.schema_name, t.table_name))
       }
     }
     for (const table of schema.tables) {
+      work += 1 + table.columns.length
+      if (work >= STEP) {
+        work = 0
+        yield
+      }
       const name = dotted(schema.schema_name, table.table_name)
       if (!liveTables.has(name)) {
         report.removed_tables.push(name)
@@ -140,9 +190,7 @@ export function planCatalogSync(
         }
       }
       if (!schema.is_selected || !table.is_selected || !read.has(name)) continue
-      const live = upstream.columns.filter(
-        (c) => c.schema_name === schema.schema_name && c.table_name === table.table_name,
-      )
+      const live = liveColumns.get(name) ?? []
       const liveNames = new Set(live.map((c) => c.column_name))
       for (const c of table.columns) {
         if (liveNames.has(c.column_name)) continue

@@ -1,9 +1,12 @@
 // The stored catalog as the admin API shows it, and the exposed part sessions are built from.
 import type { Catalog, CatalogSchema, RelationName, TableKind } from '@palisade/core'
-import { asc, eq, inArray } from 'drizzle-orm'
+import { asc, eq } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
 import { uuidv5 } from '../kernel/ids.js'
+import { slicesOf, yieldTurn } from '../kernel/slices.js'
 import { catalogColumns, catalogSchemas, catalogTables } from '../tables.js'
+import { descendantsIn, withDescendants } from './catalog-descendants.js'
+import { idIn } from './catalog-json.js'
 import { withTags } from './catalog-tags.js'
 
 /** One upstream column with its selection, as the server read it live (docs/admin-api.md#catalog-discovery). */
@@ -81,8 +84,34 @@ export const catalogIds = {
     uuidv5(ds, JSON.stringify(['column', s, t, c])),
 }
 
-/** Reads the stored catalog, all objects, sorted (docs/admin-api.md#catalog-discovery). */
-export async function readCatalog(db: Db, datasourceId: string): Promise<CatalogView> {
+/** Tables whose columns one read fetches: each answer stays small enough to decode at once. */
+const COLUMN_READ_TABLES = 500
+
+/** One stored column as the admin view shows it. */
+export type ColumnView = CatalogView['schemas'][number]['tables'][number]['columns'][number]
+
+/**
+ * Reads the stored catalog, all objects, sorted (docs/admin-api.md#catalog-discovery);
+ * `onProgress` hears how many tables' columns are read so far.
+ */
+export async function readCatalog(
+  db: Db,
+  datasourceId: string,
+  onProgress?: (done: number, total: number) => void,
+): Promise<CatalogView> {
+  return assemble(db, datasourceId, (ids) => readColumnsOf(db, ids, onProgress))
+}
+
+/** The stored schemas and tables, sorted, each table with no columns. */
+export function readOutline(db: Db, datasourceId: string): Promise<CatalogView> {
+  return assemble(db, datasourceId, async () => new Map())
+}
+
+async function assemble(
+  db: Db,
+  datasourceId: string,
+  columnsOf: (tableIds: string[]) => Promise<Map<string, ColumnView[]>>,
+): Promise<CatalogView> {
   const schemas = await db
     .select()
     .from(catalogSchemas)
@@ -93,18 +122,13 @@ export async function readCatalog(db: Db, datasourceId: string): Promise<Catalog
     .from(catalogTables)
     .where(eq(catalogTables.datasourceId, datasourceId))
     .orderBy(asc(catalogTables.tableName))
-  const columns = tables.length
-    ? await db
-        .select()
-        .from(catalogColumns)
-        .where(
-          inArray(
-            catalogColumns.tableId,
-            tables.map((t) => t.id),
-          ),
-        )
-        .orderBy(asc(catalogColumns.ordinalPosition))
-    : []
+  const columns = await columnsOf(tables.map((t) => t.id))
+  const bySchema = new Map<string, typeof tables>()
+  for (const t of tables) {
+    const list = bySchema.get(t.schemaId)
+    if (list) list.push(t)
+    else bySchema.set(t.schemaId, [t])
+  }
   return {
     datasource_id: datasourceId,
     schemas: schemas.map((s) => ({
@@ -112,31 +136,57 @@ export async function readCatalog(db: Db, datasourceId: string): Promise<Catalog
       schema_name: s.schemaName,
       schema_alias: s.schemaAlias,
       is_selected: s.isSelected,
-      tables: tables
-        .filter((t) => t.schemaId === s.id)
-        .map((t) => ({
-          id: t.id,
-          table_name: t.tableName,
-          table_type: t.tableType,
-          is_selected: t.isSelected,
-          view_definition: t.viewDefinition,
-          view_reads: t.viewReads,
-          ancestors: t.ancestors,
-          primary_key: t.primaryKey,
-          columns: columns
-            .filter((c) => c.tableId === t.id)
-            .map((c) => ({
-              id: c.id,
-              column_name: c.columnName,
-              ordinal_position: c.ordinalPosition,
-              data_type: c.dataType,
-              is_nullable: c.isNullable,
-              column_default: c.columnDefault,
-              is_selected: c.isSelected,
-            })),
-        })),
+      tables: (bySchema.get(s.id) ?? []).map((t) => ({
+        id: t.id,
+        table_name: t.tableName,
+        table_type: t.tableType,
+        is_selected: t.isSelected,
+        view_definition: t.viewDefinition,
+        view_reads: t.viewReads,
+        ancestors: t.ancestors,
+        primary_key: t.primaryKey,
+        columns: columns.get(t.id) ?? [],
+      })),
     })),
   }
+}
+
+/**
+ * The stored columns of the given tables in column order, by table id; read a slice of tables
+ * at a time, with a turn for other work between slices.
+ */
+export async function readColumnsOf(
+  db: Db,
+  tableIds: readonly string[],
+  onProgress?: (done: number, total: number) => void,
+): Promise<Map<string, ColumnView[]>> {
+  const out = new Map<string, ColumnView[]>()
+  let done = 0
+  for (const slice of slicesOf(tableIds, COLUMN_READ_TABLES)) {
+    const rows = await db
+      .select()
+      .from(catalogColumns)
+      .where(idIn(catalogColumns.tableId, slice))
+      .orderBy(asc(catalogColumns.tableId), asc(catalogColumns.ordinalPosition))
+    for (const c of rows) {
+      const column = {
+        id: c.id,
+        column_name: c.columnName,
+        ordinal_position: c.ordinalPosition,
+        data_type: c.dataType,
+        is_nullable: c.isNullable,
+        column_default: c.columnDefault,
+        is_selected: c.isSelected,
+      }
+      const list = out.get(c.tableId)
+      if (list) list.push(column)
+      else out.set(c.tableId, [column])
+    }
+    done += slice.length
+    onProgress?.(done, tableIds.length)
+    await yieldTurn()
+  }
+  return out
 }
 
 /** Only exposed objects (docs/admin-api.md#catalog-discovery): selected schema, selected table, selected column. */
@@ -160,7 +210,7 @@ export function exposedOf(view: CatalogView): Catalog {
             .map((c) => ({ name: c.column_name, type: c.data_type, nullable: c.is_nullable })),
         })),
     }))
-  return { schemas }
+  return { schemas: withDescendants(schemas, descendantsIn(view)) }
 }
 
 /** A table's primary key, when every column of it is exposed (else no key is known to users). */

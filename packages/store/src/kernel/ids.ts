@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto'
 import { createHash, randomFillSync } from 'node:crypto'
 
 let lastMs = 0
@@ -47,15 +48,29 @@ export function uuidv7(): string {
   return format(bytes)
 }
 
+/** Namespace UUIDs as bytes: a catalog save derives 100,000 ids in one datasource's namespace. */
+const namespaceBytes = new Map<string, Buffer>()
+
 /** A name-based UUIDv5 (RFC 9562) of `name` in the `namespace` UUID. */
 export function uuidv5(namespace: string, name: string): string {
-  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex')
-  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest()
-  const bytes = hash.subarray(0, 16)
+  let ns = namespaceBytes.get(namespace)
+  if (!ns) {
+    if (namespaceBytes.size >= 64) namespaceBytes.clear()
+    ns = Buffer.from(namespace.replace(/-/g, ''), 'hex')
+    namespaceBytes.set(namespace, ns)
+  }
+  const bytes = sha1(Buffer.concat([ns, Buffer.from(name, 'utf8')])).subarray(0, 16)
   bytes[6] = 0x50 | ((bytes[6] ?? 0) & 0x0f)
   bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f)
   return format(bytes)
 }
+
+/** One-shot hashing where Node has it (20.12+), about twice as fast as a Hash object. */
+const oneShot = (
+  crypto as { hash?: (algorithm: string, data: Buffer, encoding: 'buffer') => Buffer }
+).hash
+const sha1 = (data: Buffer): Buffer =>
+  oneShot ? oneShot('sha1', data, 'buffer') : createHash('sha1').update(data).digest()
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 

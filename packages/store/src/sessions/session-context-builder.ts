@@ -7,9 +7,8 @@ import type {
   SessionInput,
   TableRelationship,
 } from '@palisade/core'
-import { eq, sql } from 'drizzle-orm'
+import { eq, inArray, sql } from 'drizzle-orm'
 import { activeNow, nextBound } from '../access/grant-window.js'
-import { readExposedCatalog } from '../catalog/catalog-view.js'
 import type { StoreContext } from '../kernel/context.js'
 import { type Db, rowsOf } from '../kernel/db.js'
 import { ResourceNotFoundError, SessionDeniedError } from '../kernel/errors.js'
@@ -24,6 +23,7 @@ import {
 } from '../policies/effective-policies.js'
 import { readLinks } from '../relationships/relationship-rows.js'
 import { attributeDefinitions, datasources, users } from '../tables.js'
+import { readSessionCatalog } from './session-catalog.js'
 
 let epochCounter = 0
 
@@ -144,7 +144,7 @@ const MASK_KEY_PURPOSE = 'palisade-mask-key:'
 
 export class SessionContextBuilder {
   readonly #ctx: StoreContext
-  readonly #staticsCache = new Map<string, DatasourceStatics>()
+  readonly #staticsCache = new Map<string, { version: number; entry: Promise<DatasourceStatics> }>()
   readonly #policyCache = new Map<string, { version: string; rows: Reaching[] }>()
   #defsCache: { fingerprint: string; defs: AttributeDefinition[] } | undefined
 
@@ -163,6 +163,23 @@ export class SessionContextBuilder {
   /** The same by ids, for rebuilding a live session (renames must not break it). */
   async rebuildSessionInput(userId: string, datasourceId: string): Promise<SessionInput> {
     return this.#build({ userId, dsId: datasourceId })
+  }
+
+  /**
+   * Reads again, in the background, the catalog of the datasources whose catalog is kept (all,
+   * or the one given) when its version moved, so the next login after a catalog change finds it
+   * read. The data plane calls it on every change it hears.
+   */
+  async warm(datasourceId?: string): Promise<void> {
+    const kept = [...this.#staticsCache.keys()]
+    const ids = datasourceId === undefined ? kept : kept.filter((id) => id === datasourceId)
+    if (ids.length === 0) return
+    const db = this.#ctx.db
+    const rows = await db
+      .select({ id: datasources.id, version: datasources.catalogVersion })
+      .from(datasources)
+      .where(inArray(datasources.id, ids))
+    await Promise.all(rows.map((r) => this.#statics(db, r.id, r.version)))
   }
 
   /** Every assignment reaching a user on a datasource, annotated (docs/roles-and-access.md#checking-what-applies-to-a-user). */
@@ -227,15 +244,26 @@ export class SessionContextBuilder {
     return rows
   }
 
-  /** Catalog, relationships and anchors, reused while the datasource's catalog version holds. */
+  /**
+   * Catalog, relationships and anchors, reused while the datasource's catalog version holds;
+   * logins that arrive while a version is read wait for that one read.
+   */
   async #statics(db: Db, dsId: string, version: number): Promise<DatasourceStatics> {
     const hit = this.#staticsCache.get(dsId)
-    if (hit && hit.version === version) return hit
-    const [catalog, links] = await Promise.all([readExposedCatalog(db, dsId), readLinks(db, dsId)])
-    const entry = { version, catalog, ...links }
+    if (hit && hit.version === version) return hit.entry
+    const entry = (async (): Promise<DatasourceStatics> => {
+      const [catalog, links] = await Promise.all([
+        readSessionCatalog(db, dsId),
+        readLinks(db, dsId),
+      ])
+      return { version, catalog, ...links }
+    })()
     // A catalog read in a transaction that raced a newer save is simply replaced next time.
     if (this.#staticsCache.size >= 256) this.#staticsCache.clear()
-    this.#staticsCache.set(dsId, entry)
+    this.#staticsCache.set(dsId, { version, entry })
+    entry.catch(() => {
+      if (this.#staticsCache.get(dsId)?.entry === entry) this.#staticsCache.delete(dsId)
+    })
     return entry
   }
 

@@ -979,6 +979,8 @@ const READ_ONLY = new Set([
   'listUsers',
   'listRoles',
   'exposed',
+  'page',
+  'outline',
   'getVersion',
   'validateExpression',
   'listAnchors',

@@ -414,6 +414,60 @@ export function sessionsCases(makeStore: MakeStore): void {
       await expect(build()).rejects.toThrow('datasource not available')
     })
 
+    it('builds sessions from the same exposed catalog the catalog service reads', async () => {
+      const user = await store.users.create(
+        { username: unique('same'), password: PASSWORD },
+        admin.id,
+      )
+      const other = await store.datasources.create(
+        { name: unique('same'), ds_type: 'pglite', config: {} },
+        admin.id,
+      )
+      await store.access.setUsers(other.id, { user_ids: [user.id] }, admin.id)
+      const parent = { schema: 'b', table: 'parent' }
+      await store.catalog.saveCatalog(
+        other.id,
+        [
+          {
+            schema_name: 'b',
+            schema_alias: 'bee',
+            is_selected: true,
+            tables: [
+              {
+                table_name: 'parent',
+                is_selected: true,
+                primary_key: ['id'],
+                columns: [col('id', 1), col('note', 2)],
+              },
+              {
+                table_name: 'child',
+                is_selected: true,
+                ancestors: [parent],
+                primary_key: ['id', 'secret'],
+                columns: [col('id', 1), col('secret', 2, { is_selected: false })],
+              },
+              { table_name: 'hidden_child', is_selected: false, ancestors: [parent] },
+              {
+                table_name: 'v',
+                table_type: 'VIEW',
+                is_selected: true,
+                view_definition: 'SELECT parent.id FROM b.parent',
+                view_reads: [parent],
+                columns: [col('id', 1)],
+              },
+            ],
+          },
+          { schema_name: 'a', is_selected: true, tables: [] },
+          { schema_name: 'c', is_selected: false, tables: [] },
+        ],
+        admin.id,
+      )
+      const { catalog } = await store.buildSessionInput(user.username, other.name)
+      expect(catalog).toEqual(await store.catalog.exposed(other.id))
+      expect(catalog.schemas.map((s) => s.name)).toEqual(['a', 'b'])
+      expect(catalog.schemas[1]?.tables.map((t) => t.name)).toEqual(['child', 'parent', 'v'])
+    })
+
     it('answers unknown, inactive and not-granted cases with one indistinguishable error', async () => {
       const outsider = await store.users.create(
         { username: unique('out'), password: PASSWORD },

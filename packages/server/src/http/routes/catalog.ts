@@ -1,14 +1,19 @@
 import type { ObjectTags } from '@palisade/store'
+import * as v from 'valibot'
 import { annotateExpansion } from '../catalog-expansion.js'
+import { pageQuery, toPageInput } from '../pagination.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
-import { idParams } from '../schemas/common.js'
+import { idParams, search } from '../schemas/common.js'
 
 const TAG = 'catalog'
 
 type View = Awaited<ReturnType<typeof annotateExpansion>>
 
+/** Query of `GET /datasources/{id}/catalog`: paging, a schema (exact) and a table-name search. */
+const catalogQuery = v.object({ ...pageQuery, schema: v.optional(v.string()), search })
+
 /** The view with `tags` on tagged tables and columns (untagged ones keep their shape). */
-function withTags(view: View, tagged: ObjectTags[]): View {
+function withTags<T extends View>(view: T, tagged: ObjectTags[]): T {
   if (tagged.length === 0) return view
   const tags = new Map(
     tagged.map((o) => [
@@ -41,16 +46,22 @@ export const catalogRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',
     path: '/datasources/{id}/catalog',
-    summary: 'The stored catalog, unfiltered, without an upstream call',
+    summary:
+      'The stored catalog, unfiltered, without an upstream call: one page of tables under their ' +
+      'schemas (page, page_size default 100, cap 1000; schema: exact upstream name; search: ' +
+      'table name), with total, page and page_size',
     tag: TAG,
     status: 200,
     params: idParams,
-    handler: async ({ c, deps, params }) =>
-      c.json(
-        withTags(
-          await annotateExpansion(await deps.store.catalog.get(params.id)),
-          await deps.store.catalogTags.list(params.id),
-        ),
-      ),
+    query: catalogQuery,
+    handler: async ({ c, deps, params, query }) => {
+      const page = await deps.store.catalog.page(params.id, {
+        ...toPageInput(query),
+        schema: query.schema,
+        search: query.search,
+      })
+      const annotated = await annotateExpansion(page, () => deps.store.catalog.exposed(params.id))
+      return c.json(withTags(annotated, await deps.store.catalogTags.list(params.id)))
+    },
   }),
 ]

@@ -1,0 +1,277 @@
+/**
+ * bench/wide-login: what a login costs on a wide datasource. For 100, 1,000 and 10,000 exposed
+ * tables of 10 columns (`BENCH_WIDE_SIZES`, comma separated) in a scratch upstream database
+ * (PALISADE_TEST_PG_URL), each with a tenant row filter and a mask (targets `wide.*`), beside a
+ * one-table datasource with the same policies, against `palisade serve` with its embedded store:
+ * login + first `SELECT 1` (the first after the catalog was saved, the median of warm ones, the
+ * first after a policy change), another session's worst `SELECT 1` while 10 users log in
+ * (right after a policy change), and the RSS of the process with those 10 sessions open.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { PASSWORD } from './proxy-fixture.js'
+import { type Serve, serve, sleep } from './serve-process.js'
+import { fmt, percentile, printTable } from './stats.js'
+
+const pgUrl = process.env['PALISADE_TEST_PG_URL']
+const SIZES = (process.env['BENCH_WIDE_SIZES'] ?? '100,1000,10000').split(',').map(Number)
+const WARM = 15
+const USERS = 10
+
+export async function run(): Promise<void> {
+  if (!pgUrl) {
+    console.log('wide-login: skipped (set PALISADE_TEST_PG_URL to a PostgreSQL server)')
+    return
+  }
+  console.log(
+    `Login + first SELECT 1 through \`palisade serve\` (embedded store), N tables × 10 columns, a row filter and a mask on each;\n"one table" is a datasource exposing one of them under the same policies.\n`,
+  )
+  const rows: string[][] = []
+  for (const size of SIZES) rows.push(await measure(size))
+  printTable(
+    'Wide datasource logins',
+    [
+      'tables',
+      'first login',
+      'warm median',
+      'one table, warm',
+      'after a policy change',
+      'worst other SELECT 1 (10 logins)',
+      'RSS, 10 sessions',
+    ],
+    rows,
+  )
+}
+
+async function measure(size: number): Promise<string[]> {
+  const db = await createWideDatabase(pgUrl as string, size)
+  const dataDir = mkdtempSync(join(tmpdir(), 'palisade-wide-'))
+  const s = await serve(dataDir)
+  try {
+    const setup = await seedWide(s, db.config, size)
+    const connect = (user: string, database: string) =>
+      loginAndSelect(s.dataPort, user, database).then((c) => c.end().then(() => c.ms))
+    const first = await connect('user0', 'wide')
+    const warm: number[] = []
+    for (let i = 0; i < WARM; i++) warm.push(await connect(`user${i % USERS}`, 'wide'))
+    await connect('user0', 'one')
+    const oneWarm: number[] = []
+    for (let i = 0; i < WARM; i++) oneWarm.push(await connect(`user${i % USERS}`, 'one'))
+    await setup.changePolicy(1)
+    await sleep(100)
+    const afterChange = await connect('user0', 'wide')
+    // Another session's SELECT 1, back to back, while 10 users log in after a change.
+    const probe = await loginAndSelect(s.dataPort, 'probe', 'wide')
+    await setup.changePolicy(2)
+    await sleep(100)
+    const samples: number[] = []
+    let done = false
+    const probing = (async () => {
+      while (!done) {
+        const started = performance.now()
+        await probe.client.query('SELECT 1')
+        samples.push(performance.now() - started)
+      }
+    })()
+    const sessions = await Promise.all(
+      Array.from({ length: USERS }, (_, i) => loginAndSelect(s.dataPort, `user${i}`, 'wide')),
+    )
+    await sleep(200)
+    done = true
+    await probing
+    await sleep(1000)
+    const rss = rssOf(s.child.pid as number)
+    await Promise.all([...sessions, probe].map((c) => c.end()))
+    samples.sort((a, b) => a - b)
+    const ms = (v: number) => `${fmt(v, 1)} ms`
+    return [
+      size.toLocaleString('en-US'),
+      ms(first),
+      ms(median(warm)),
+      ms(median(oneWarm)),
+      ms(afterChange),
+      ms(samples.at(-1) ?? Number.NaN),
+      `${fmt(rss / 1024 / 1024, 0)} MB`,
+    ]
+  } finally {
+    await s.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+    await db.drop()
+  }
+}
+
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  )
+
+interface Session {
+  client: pg.Client
+  ms: number
+  end(): Promise<void>
+}
+
+/** Connects and runs `SELECT 1`; `ms` is the time from connect to its answer. */
+async function loginAndSelect(port: number, user: string, database: string): Promise<Session> {
+  const started = performance.now()
+  const client = new pg.Client({ host: '127.0.0.1', port, user, password: PASSWORD, database })
+  client.on('error', (error) => console.error(`wide-login: ${user} failed: ${error.message}`))
+  await client.connect()
+  await client.query('SELECT 1')
+  return { client, ms: performance.now() - started, end: () => client.end().catch(() => {}) }
+}
+
+interface WideDatabase {
+  config: pg.ClientConfig & { host: string; port: number; database: string; user: string }
+  drop(): Promise<void>
+}
+
+/** `palisade_wide_<pid>` with schema `wide`: tables t00001… of 10 columns, made in one statement. */
+async function createWideDatabase(url: string, size: number): Promise<WideDatabase> {
+  const name = `palisade_wide_${process.pid}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  await admin.query(`CREATE DATABASE ${name}`)
+  const parsed = new URL(url)
+  const config = {
+    host: parsed.hostname,
+    port: Number(parsed.port || 5432),
+    database: name,
+    user: decodeURIComponent(parsed.username || 'postgres'),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+  }
+  const c = new pg.Client(config)
+  await c.connect()
+  await c.query('CREATE SCHEMA wide')
+  // One statement (alone, so it may commit): every 1,000 tables, so the lock table never fills.
+  await c.query(`
+    DO $$
+    DECLARE i int;
+    BEGIN
+      FOR i IN SELECT generate_series(1, ${size}) LOOP
+        EXECUTE format('CREATE TABLE wide.t%s (id int, tenant_id int, c2 text, c3 text, c4 int,
+          c5 int, c6 date, c7 numeric, c8 boolean, c9 text)', lpad(i::text, 5, '0'));
+        IF i % 1000 = 0 THEN COMMIT; END IF;
+      END LOOP;
+    END $$`)
+  await c.end()
+  return {
+    config,
+    async drop() {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.end()
+    },
+  }
+}
+
+/**
+ * Datasources `wide` (every table) and `one` (the first table) over the scratch database, users
+ * u0…u9 (tenants 0…9) and `probe` with access to both, a row filter and a mask on `wide.*`.
+ */
+async function seedWide(
+  s: Serve,
+  upstream: WideDatabase['config'],
+  size: number,
+): Promise<{ changePolicy(n: number): Promise<void> }> {
+  const names = Array.from({ length: size }, (_, i) => `t${String(i + 1).padStart(5, '0')}`)
+  const datasource = async (name: string, tables: string[]) => {
+    const ds = await s.api('POST', '/datasources', {
+      name,
+      ds_type: 'postgres',
+      access_mode: 'open',
+      config: {
+        host: upstream.host,
+        port: upstream.port,
+        database: upstream.database,
+        username: upstream.user,
+        sslmode: 'disable',
+      },
+      pool_size: 12,
+    })
+    const { job_id } = await s.api('POST', `/datasources/${ds.id}/discover`, {
+      action: 'save_catalog',
+      schemas: [
+        {
+          schema_name: 'wide',
+          is_selected: true,
+          tables: tables.map((table_name) => ({ table_name, is_selected: true })),
+        },
+      ],
+    })
+    for (;;) {
+      const job = await s.api('GET', `/datasources/${ds.id}/discover/${job_id}`)
+      if (job.status === 'failed') throw new Error(`save_catalog failed: ${JSON.stringify(job)}`)
+      if (job.status !== 'running') break
+      await sleep(200)
+    }
+    return ds.id as string
+  }
+  const saveStarted = performance.now()
+  const wide = await datasource('wide', names)
+  console.log(
+    `  ${size} tables: save_catalog ${fmt((performance.now() - saveStarted) / 1000, 1)} s`,
+  )
+  const one = await datasource('one', names.slice(0, 1))
+  await s.api('POST', '/attribute-definitions', {
+    key: 'tenant',
+    entity_type: 'user',
+    value_type: 'integer',
+  })
+  const ids: string[] = []
+  for (let i = 0; i < USERS; i++) {
+    const u = await s.api('POST', '/users', {
+      username: `user${i}`,
+      password: PASSWORD,
+      attributes: { tenant: i },
+    })
+    ids.push(u.id)
+  }
+  const probe = await s.api('POST', '/users', {
+    username: 'probe',
+    password: PASSWORD,
+    attributes: { tenant: 99 },
+  })
+  ids.push(probe.id)
+  for (const ds of [wide, one]) await s.api('PUT', `/datasources/${ds}/users`, { user_ids: ids })
+  const filter = await s.api('POST', '/policies', {
+    name: 'tenant rows',
+    policy_type: 'row_filter',
+    targets: [{ schemas: ['wide'], tables: ['*'] }],
+    filter_expression: 'tenant_id = {user.tenant}',
+  })
+  const mask = await s.api('POST', '/policies', {
+    name: 'c2 mask',
+    policy_type: 'column_mask',
+    targets: [{ schemas: ['wide'], tables: ['*'], columns: ['c2'] }],
+    mask_expression: "'***'",
+  })
+  for (const ds of [wide, one]) {
+    for (const p of [filter, mask]) {
+      await s.api('POST', `/datasources/${ds}/policies`, { policy_id: p.id })
+    }
+  }
+  let version = mask.version as number
+  return {
+    async changePolicy(n) {
+      const updated = await s.api('PATCH', `/policies/${mask.id}`, {
+        version,
+        mask_expression: `'***${n}'`,
+      })
+      version = updated.version
+    },
+  }
+}
+
+/** Resident memory of a process, from /proc (Linux). */
+function rssOf(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
+  } catch {
+    return 0
+  }
+}

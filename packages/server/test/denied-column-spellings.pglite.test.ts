@@ -1,0 +1,4 @@
+import { runDeniedColumnSpellingCases } from './denied-column-spellings.cases.js'
+import { pgliteHarness } from './fixtures/harness.js'
+
+runDeniedColumnSpellingCases('PGlite', pgliteHarness)

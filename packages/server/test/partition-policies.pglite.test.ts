@@ -1,0 +1,4 @@
+import { pgliteHarness } from './fixtures/harness.js'
+import { runPartitionPolicyCases } from './partition-policies.cases.js'
+
+runPartitionPolicyCases('PGlite', pgliteHarness)

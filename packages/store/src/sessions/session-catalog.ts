@@ -1,0 +1,83 @@
+import type { Catalog, CatalogSchema, CatalogTable, RelationName, TableKind } from '@palisade/core'
+import { sql } from 'drizzle-orm'
+import { readDescendants, withDescendants } from '../catalog/catalog-descendants.js'
+import { withTags } from '../catalog/catalog-tags.js'
+import { type Db, rowsOf } from '../kernel/db.js'
+
+/** Longest the parse of a large catalog holds the thread before it lets other work run. */
+const SLICE_MS = 5
+
+interface Row {
+  schema_name: string
+  schema_alias: string | null
+  /** One exposed table as a JSON array (below), or null for a schema without one. */
+  doc: string | null
+}
+
+type TableDoc = [
+  name: string,
+  kind: string,
+  definition: string | null,
+  reads: RelationName[] | null,
+  ancestors: RelationName[] | null,
+  primaryKey: string[] | null,
+  columns: [name: string, type: string, nullable: boolean][],
+]
+
+/**
+ * The exposed catalog a session is built from (what `readExposedCatalog` returns), read for
+ * sessions: the store's database selects, orders and groups the exposed objects, one row per
+ * table, and the rows are parsed a slice at a time, so that a catalog of 10,000 tables costs
+ * one statement and never holds the thread that serves every connection for long.
+ */
+export async function readSessionCatalog(db: Db, datasourceId: string): Promise<Catalog> {
+  const rows = await rowsOf<Row>(
+    db.execute(sql`
+      SELECT s.schema_name, s.schema_alias, t.doc
+      FROM catalog_schemas s
+      LEFT JOIN LATERAL (
+        SELECT t.table_name, json_build_array(
+          t.table_name, t.table_type, t.view_definition, t.view_reads, t.ancestors, t.primary_key,
+          (SELECT coalesce(json_agg(json_build_array(c.column_name, c.data_type, c.is_nullable)
+             ORDER BY c.ordinal_position), '[]'::json)
+           FROM catalog_columns c WHERE c.table_id = t.id AND c.is_selected))::text AS doc
+        FROM catalog_tables t WHERE t.schema_id = s.id AND t.is_selected
+      ) t ON true
+      WHERE s.datasource_id = ${datasourceId} AND s.is_selected
+      ORDER BY s.schema_name, t.table_name`),
+  )
+  const schemas: CatalogSchema[] = []
+  let current: { name: string; alias: string | null; tables: CatalogTable[] } | undefined
+  let sliceStart = performance.now()
+  for (const row of rows) {
+    if (current?.name !== row.schema_name) {
+      current = { name: row.schema_name, alias: row.schema_alias || null, tables: [] }
+      schemas.push(current)
+    }
+    if (row.doc !== null) current.tables.push(tableOf(JSON.parse(row.doc) as TableDoc))
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve))
+      sliceStart = performance.now()
+    }
+  }
+  const descendants = await readDescendants(db, datasourceId)
+  return withTags(db, datasourceId, { schemas: withDescendants(schemas, descendants) })
+}
+
+/** One exposed table, shaped as `exposedOf` (catalog-view.ts) shapes it. */
+function tableOf(doc: TableDoc): CatalogTable {
+  const [name, kind, definition, reads, ancestors, primaryKey, columns] = doc
+  const exposed = columns.map(([column, type, nullable]) => ({ name: column, type, nullable }))
+  // A primary key is known to users only when every column of it is exposed.
+  const names = new Set(exposed.map((c) => c.name))
+  const keyShown = !!primaryKey && primaryKey.length > 0 && primaryKey.every((c) => names.has(c))
+  return {
+    name,
+    kind: kind as TableKind,
+    ...(definition ? { definition } : {}),
+    ...(reads ? { reads } : {}),
+    ...(ancestors && ancestors.length > 0 ? { ancestors } : {}),
+    ...(keyShown ? { primaryKey } : {}),
+    columns: exposed,
+  }
+}
