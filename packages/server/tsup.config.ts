@@ -1,21 +1,12 @@
 import { defineConfig } from 'tsup'
 
-export default defineConfig([
-  {
-    entry: ['src/index.ts'],
-    format: ['esm'],
-    dts: true,
-    sourcemap: true,
-    // The two builds run together: the library build must not delete the CLI's output.
-    clean: ['!cli.js', '!cli.js.map'],
-    target: 'node20',
-  },
-  {
-    // The `palisade` command.
-    entry: { cli: 'src/cli/main.ts' },
-    format: ['esm'],
-    sourcemap: true,
-    target: 'node20',
-    banner: { js: '#!/usr/bin/env node' },
-  },
-])
+export default defineConfig({
+  // The library and the `palisade` command (whose source starts with its `#!` line) share their
+  // code as chunks, so an install carries it once.
+  entry: { index: 'src/index.ts', cli: 'src/cli/main.ts' },
+  format: ['esm'],
+  dts: { entry: { index: 'src/index.ts' } },
+  sourcemap: true,
+  clean: true,
+  target: 'node20',
+})

@@ -1,8 +1,10 @@
 /**
- * The console's only way to the server: the admin REST API on the same origin, with the bearer
- * token held in memory (never in storage or a cookie, so no other site can ride on it: the API
- * reads credentials from the Authorization header alone, which makes cross-site requests inert).
+ * The console's only way to the server: the admin REST API on the same origin. The admin token
+ * lives in an HttpOnly cookie that this script cannot read (docs/console.md#signing-in); what
+ * the script holds is the session's CSRF token, sent with every request that changes something.
  */
+
+import type { User } from './types'
 
 /** One failing field, as the API's error envelope lists it. */
 export interface FieldProblem {
@@ -31,15 +33,19 @@ export interface Page<T> {
   page_size: number
 }
 
-let token: string | null = null
+let csrfToken: string | null = null
 const signedOutListeners = new Set<() => void>()
 
-export function setToken(value: string | null): void {
-  token = value
+/** What `POST` and `GET /auth/session` answer. */
+export interface Session {
+  csrf_token: string
+  expires_at: string
+  user: User
 }
 
-export function hasToken(): boolean {
-  return token !== null
+/** Keeps the CSRF token of the session just opened or found (null once signed out). */
+export function setSession(session: Session | null): void {
+  csrfToken = session?.csrf_token ?? null
 }
 
 /** Called when the server rejects the token (expired, revoked, user deactivated). */
@@ -58,7 +64,7 @@ export function queryString(params: Record<string, string | number | boolean | u
 /** Calls `/api/v1{path}`; resolves with the parsed body (undefined for 204), rejects with ApiFailure. */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {}
-  if (token) headers['Authorization'] = `Bearer ${token}`
+  if (csrfToken && method !== 'GET') headers['X-CSRF-Token'] = csrfToken
   if (body !== undefined) headers['Content-Type'] = 'application/json'
   let res: Response
   try {
@@ -66,7 +72,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
       method,
       headers,
       body: body === undefined ? null : JSON.stringify(body),
-      credentials: 'omit',
+      // The session cookie goes to this origin only; it is never sent cross-site.
+      credentials: 'same-origin',
     })
   } catch {
     throw new ApiFailure(0, 'network_error', 'the server cannot be reached')
@@ -89,8 +96,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
       envelope?.message ?? `request failed with status ${res.status}`,
       envelope?.details ?? [],
     )
-    if (res.status === 401 && token !== null && path !== '/auth/login') {
-      token = null
+    if (res.status === 401 && csrfToken !== null) {
+      csrfToken = null
       for (const listener of signedOutListeners) listener()
     }
     throw failure

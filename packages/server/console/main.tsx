@@ -1,7 +1,7 @@
 import './styles.css'
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, onSignedOut, setToken } from './api'
+import { api, onSignedOut, type Session, setSession } from './api'
 import { AccessRequestsPage } from './pages/access-requests'
 import { AdminAuditPage } from './pages/admin-audit'
 import { AttributesPage } from './pages/attributes'
@@ -110,12 +110,24 @@ function Shell(props: { user: User; onSignOut: () => void }) {
 }
 
 function App() {
-  const [user, setUser] = useState<User | null>(null)
+  // undefined while the session cookie is being checked, null when signed out.
+  const [user, setUser] = useState<User | null | undefined>(undefined)
   useEffect(() => onSignedOut(() => setUser(null)), [])
+  // A reload or a new tab finds the session the cookie still holds (docs/console.md).
+  useEffect(() => {
+    api<Session>('GET', '/auth/session').then(
+      (session) => {
+        setSession(session)
+        setUser(session.user)
+      },
+      () => setUser(null),
+    )
+  }, [])
+  if (user === undefined) return <p class="state loading">Loading…</p>
   if (!user) return <SignInPage onSignedIn={setUser} />
   const signOut = async () => {
     await api('POST', '/auth/logout').catch(() => undefined)
-    setToken(null)
+    setSession(null)
     setUser(null)
   }
   return <Shell user={user} onSignOut={signOut} />

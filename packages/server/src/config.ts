@@ -43,6 +43,18 @@ export interface DataPlaneConfig {
    * the text, planned for its value each time.
    */
   literalParameters: boolean
+  /**
+   * Accept identity providers' tokens as passwords (default false; docs/sso.md). Where on, and
+   * an identity provider is active, a client over TLS or loopback is asked for its password in
+   * clear (inside TLS) instead of SCRAM, so it can send a token; password users keep working.
+   */
+  tokenLogins: boolean
+  /** Also ask for tokens on plaintext connections from other hosts (default false: unsafe). */
+  tokenLoginsWithoutTls: boolean
+  /** Tolerated clock difference with the identity providers, in seconds (default 30). */
+  tokenClockSkewSeconds: number
+  /** A token-login session ends at its first statement this long after `exp` (default 30 s). */
+  tokenSessionGraceSeconds: number
 }
 
 /** The defaults of docs/pgwire.md#connecting. */
@@ -64,11 +76,16 @@ export const DEFAULT_DATA_PLANE_CONFIG: DataPlaneConfig = {
   rewriteTimeoutMs: DEFAULT_STATEMENT_LIMITS.rewriteTimeoutMs,
   rewriteWorkers: DEFAULT_STATEMENT_LIMITS.workers,
   literalParameters: true,
+  tokenLogins: false,
+  tokenLoginsWithoutTls: false,
+  tokenClockSkewSeconds: 30,
+  tokenSessionGraceSeconds: 30,
 }
 
 /**
  * Reads the data plane settings from the environment: `PALISADE_PG_HOST`, `PALISADE_PG_PORT`,
- * `PALISADE_TLS_CERT` and `PALISADE_TLS_KEY` (file paths), `PALISADE_TLS_REQUIRED` (`true`).
+ * `PALISADE_TLS_CERT` and `PALISADE_TLS_KEY` (file paths), `PALISADE_TLS_REQUIRED` (`true`),
+ * `PALISADE_TOKEN_LOGINS` and `PALISADE_TOKEN_LOGINS_WITHOUT_TLS` (`true`; docs/sso.md).
  */
 export function dataPlaneConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DataPlaneConfig {
   const certPath = env['PALISADE_TLS_CERT']
@@ -86,5 +103,7 @@ export function dataPlaneConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Da
         ? { cert: readFileSync(certPath), key: readFileSync(keyPath) }
         : undefined,
     requireTls: env['PALISADE_TLS_REQUIRED'] === 'true',
+    tokenLogins: env['PALISADE_TOKEN_LOGINS'] === 'true',
+    tokenLoginsWithoutTls: env['PALISADE_TOKEN_LOGINS_WITHOUT_TLS'] === 'true',
   }
 }

@@ -11,6 +11,7 @@ import type { LoginEvent } from './pgwire/admission.js'
 import { CancelRegistry } from './pgwire/cancel-registry.js'
 import type { Rewriter } from './pgwire/connection-context.js'
 import { type Listener, startListener } from './pgwire/listener.js'
+import type { IssuerKeysOptions } from './sso/issuer-keys.js'
 import type { UpstreamEvent, UpstreamPoolState, UpstreamStatus } from './upstream/upstream.types.js'
 import {
   type UpstreamFactory,
@@ -41,6 +42,8 @@ export interface DataPlaneOptions extends Partial<DataPlaneConfig> {
   logins?: LoginGuard
   /** Metrics of statements, rewrites and refused connections (`palisade serve`: /metrics). */
   observer?: DataPlaneObserver
+  /** How identity providers' keys are fetched and cached (token logins; docs/sso.md). */
+  issuerKeys?: IssuerKeysOptions
 }
 
 /** A running data plane. */
@@ -70,13 +73,15 @@ export interface DataPlane {
  * ```
  */
 export async function createDataPlane(options: DataPlaneOptions): Promise<DataPlane> {
-  const backend = options.backend ?? (options.store ? createStoreBackend(options.store) : undefined)
-  if (!backend) throw new Error('createDataPlane needs a store or a backend')
   const config = {
     ...DEFAULT_DATA_PLANE_CONFIG,
     poolMode: poolModeFromEnv() ?? DEFAULT_DATA_PLANE_CONFIG.poolMode,
     ...definedOnly(options),
   }
+  const sso = { ...options.issuerKeys, clockSkewSeconds: config.tokenClockSkewSeconds }
+  const backend =
+    options.backend ?? (options.store ? createStoreBackend(options.store, sso) : undefined)
+  if (!backend) throw new Error('createDataPlane needs a store or a backend')
   if (config.requireTls && !config.tls)
     throw new Error('requireTls needs a TLS certificate and key')
   const log = options.log ?? ((message, error) => console.error(message, error))
@@ -120,6 +125,12 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
         rewriter: options.observer ? timedRewriter(rewriter, options.observer) : rewriter,
         observer: options.observer,
         requireTls: config.requireTls,
+        tokenLogins: config.tokenLogins
+          ? {
+              withoutTls: config.tokenLoginsWithoutTls,
+              sessionGraceMs: config.tokenSessionGraceSeconds * 1000,
+            }
+          : undefined,
         logins:
           options.logins ??
           new LoginGuard(new LoginThrottle(), (record) => backend.auditLogin?.(record)),

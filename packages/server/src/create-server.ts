@@ -68,6 +68,8 @@ export interface ServerConfig {
   handleSignals?: boolean | undefined
   /** @internal Upstream providers (tests). */
   upstreamFactory?: UpstreamFactory | undefined
+  /** @internal A migrated store's `dumpDataDir()` snapshot the in-memory store starts from (tests). */
+  storeSnapshot?: Blob | undefined
 }
 
 /** A running Palisade: both planes over one store. */
@@ -100,6 +102,7 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     ...(config.secretKey ? { secretKey: config.secretKey } : {}),
+    ...(config.storeSnapshot ? { loadDataDir: config.storeSnapshot } : {}),
     queryAudit: { onProblem: (message) => logger.warn({ event: 'query_audit' }, message) },
     onChangeFeed: both(changeFeedLog(logger), (e) => {
       if (e.type === 'received') metrics.changeArrived(e.lagMs)

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createServer, type PalisadeServer } from '../src/index.js'
 import { capturedLog } from './fixtures/captured-log.js'
 import { PASSWORD, seedShop } from './fixtures/seed-store.js'
+import { storeSnapshot } from './fixtures/snapshots.js'
 
 const VARIABLE = 'PALISADE_BENCH_DISCARD_QUERY_AUDIT'
 
@@ -22,6 +23,7 @@ describe(VARIABLE, () => {
   async function threeStatements() {
     const { logs, logger } = capturedLog()
     server = await createServer({
+      storeSnapshot: await storeSnapshot(),
       secretKey: 'discard-audit-tests-only-key-0123456',
       jwtSecret: 'discard-audit-tests-only-secret-0123',
       dataPlane: { port: 0 },

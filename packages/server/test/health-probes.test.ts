@@ -1,11 +1,12 @@
 import { createServer as createTcpServer } from 'node:net'
-import { createStore, type Store } from '@palisade/store'
+import type { Store } from '@palisade/store'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Readiness } from '../src/health/readiness.js'
 import { createLogger, createServer, type PalisadeServer } from '../src/index.js'
 import { codeOf } from './fixtures/failure.js'
 import { PASSWORD, seedShop } from './fixtures/seed-store.js'
+import { createTestStore, storeSnapshot } from './fixtures/snapshots.js'
 
 const METRICS_TOKEN = 'probe-scraper-token-0123456789'
 const SECRETS = {
@@ -16,7 +17,7 @@ const SECRETS = {
 async function startServer(databaseUrl?: string): Promise<PalisadeServer> {
   return createServer({
     ...SECRETS,
-    ...(databaseUrl ? { databaseUrl } : {}),
+    ...(databaseUrl ? { databaseUrl } : { storeSnapshot: await storeSnapshot() }),
     dataPlane: { port: 0 },
     admin: { port: 0, metricsToken: METRICS_TOKEN },
     logger: createLogger({ level: 'silent' }),
@@ -167,7 +168,7 @@ describe('an unreachable upstream', () => {
 describe('Readiness', () => {
   let store: Store
   beforeAll(async () => {
-    store = await createStore({ secretKey: SECRETS.secretKey })
+    store = await createTestStore({ secretKey: SECRETS.secretKey })
   })
   afterAll(() => store?.close())
 

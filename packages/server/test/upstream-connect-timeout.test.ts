@@ -4,13 +4,13 @@
  * as an outage; no client waits longer.
  */
 import { createServer, type Socket } from 'node:net'
-import { createStore } from '@palisade/store'
 import pg from 'pg'
 import { expect, it } from 'vitest'
 import { createDataPlane } from '../src/index.js'
 import type { UpstreamEvent } from '../src/upstream/upstream.types.js'
 import { failure } from './fixtures/failure.js'
 import { PASSWORD, seedShop } from './fixtures/seed-store.js'
+import { createTestStore } from './fixtures/snapshots.js'
 
 it('ends an upstream connect that hangs within the connect timeout, with 08006', async () => {
   const held: Socket[] = []
@@ -23,7 +23,7 @@ it('ends an upstream connect that hangs within the connect timeout, with 08006',
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
   const address = silent.address()
   const port = typeof address === 'object' && address ? address.port : 0
-  const store = await createStore({ secretKey: 'palisade-connect-timeout-tests-only' })
+  const store = await createTestStore({ secretKey: 'palisade-connect-timeout-tests-only' })
   const events: UpstreamEvent[] = []
   try {
     await seedShop(store, {

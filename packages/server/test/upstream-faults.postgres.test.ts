@@ -13,6 +13,7 @@ import { createDataPlane, type DataPlane } from '../src/index.js'
 import type { UpstreamEvent } from '../src/upstream/upstream.types.js'
 import { PASSWORD, seedShop } from './fixtures/seed-store.js'
 import { SHOP_SQL } from './fixtures/shop.js'
+import { createTestStore } from './fixtures/snapshots.js'
 import {
   postgresBinaries,
   startThrowawayCluster,
@@ -228,7 +229,7 @@ describe.skipIf(!enabled)('upstream and store faults under load', () => {
   for (const mode of ['session', 'transaction'] as const) {
     it(`${mode} pooling: survives a fast restart and a kill, recovers within a second, audits every answer`, async () => {
       const upstream = await shopCluster()
-      const store = await createStore({ secretKey: 'palisade-fault-tests-only' })
+      const store = await createTestStore({ secretKey: 'palisade-fault-tests-only' })
       cleanups.push(() => store.close())
       const events: UpstreamEvent[] = []
       const dataPlane = await plane(store, upstream, mode, mode === 'session' ? 24 : 4, events)

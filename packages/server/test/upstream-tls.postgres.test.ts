@@ -7,7 +7,7 @@
  * host name, `verify-full` checks both.
  */
 import { TLSSocket } from 'node:tls'
-import { createStore, type DatasourceConnection } from '@palisade/store'
+import type { DatasourceConnection } from '@palisade/store'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDataPlane } from '../src/index.js'
@@ -17,6 +17,7 @@ import { probeUpstream } from '../src/upstream/upstream-probe.js'
 import { openUpstreamReader } from '../src/upstream/upstream-reader.js'
 import { PASSWORD, seedShop } from './fixtures/seed-store.js'
 import { SHOP_SQL } from './fixtures/shop.js'
+import { createTestStore } from './fixtures/snapshots.js'
 import {
   hasOpenssl,
   makeTestCertificates,
@@ -229,7 +230,7 @@ describe.skipIf(!enabled)('upstream TLS: sslmode on every path', () => {
   })
 
   it('a client of the data plane is served over a verify-full upstream session', async () => {
-    const store = await createStore({ secretKey: 'palisade-tls-tests-only' })
+    const store = await createTestStore({ secretKey: 'palisade-tls-tests-only' })
     try {
       await seedShop(store, {
         ds_type: 'postgres',

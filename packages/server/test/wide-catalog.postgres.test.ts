@@ -4,12 +4,12 @@
  * login does not depend on the catalog's size; the rules are still the right ones on a table
  * picked at random, and a policy or catalog change still reaches an open session.
  */
-import type { SaveSchemaInput } from '@palisade/store'
-import { createStore, type Policy, type Store } from '@palisade/store'
+import type { Policy, SaveSchemaInput, Store } from '@palisade/store'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDataPlane, type DataPlane } from '../src/index.js'
 import { PASSWORD, SYSTEM_ACTOR } from './fixtures/seed-store.js'
+import { createTestStore } from './fixtures/snapshots.js'
 
 const TABLES = 2000
 const url = process.env['PALISADE_TEST_PG_URL']
@@ -68,6 +68,13 @@ if (!url) {
       (await client.query(`SELECT * FROM wide.${table} ORDER BY id`)).rows
 
     beforeAll(async () => {
+      // The store starts here while the upstream's DDL runs on the PostgreSQL server.
+      const opening = createTestStore({ secretKey: 'palisade-server-tests-only-key' }).then(
+        (opened) => {
+          store = opened
+          return opened
+        },
+      )
       await admin.connect()
       await admin.query(`CREATE DATABASE ${database}`)
       const upstream = new pg.Client({ connectionString: url.replace(/\/[^/]*$/, `/${database}`) })
@@ -82,7 +89,7 @@ if (!url) {
         INSERT INTO wide.${nameOf(picked)} VALUES (1, 1, 'one'), (2, 2, 'two'), (3, 1, 'three');
         INSERT INTO wide.${nameOf(other)} VALUES (1, 2, 'uno'), (2, 1, 'dos');`)
       await upstream.end()
-      store = await createStore({ secretKey: 'palisade-server-tests-only-key' })
+      await opening
       const root = await store.users.create(
         { username: 'admin', password: PASSWORD, is_admin: true },
         SYSTEM_ACTOR,

@@ -7,6 +7,10 @@ import {
   createDecisionFunctionSchema,
   updateDecisionFunctionSchema,
 } from './decision-functions/decision-functions-service.js'
+import {
+  createIdentityProviderSchema,
+  updateIdentityProviderSchema,
+} from './identity-providers/identity-provider-schemas.js'
 import { assignmentSchema } from './policies/assignments-service.js'
 import {
   createPolicySchema,
@@ -39,6 +43,7 @@ export const bodySchemas = {
   attribute: { create: createAttributeSchema, update: updateAttributeSchema },
   policy: { create: createPolicySchema, update: updatePolicySchema, target: policyTargetSchema },
   decisionFunction: { create: createDecisionFunctionSchema, update: updateDecisionFunctionSchema },
+  identityProvider: { create: createIdentityProviderSchema, update: updateIdentityProviderSchema },
   relationship: relationshipSchema,
   anchor: anchorSchema,
   assignment: assignmentSchema,

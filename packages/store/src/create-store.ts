@@ -38,6 +38,7 @@ import { DatasourcesService } from './datasources/datasources-service.js'
 import { DecisionFunctionsService } from './decision-functions/decision-functions-service.js'
 import { openPgliteDriver } from './drivers/pglite.js'
 import { openPostgresDriver } from './drivers/postgres.js'
+import { IdentityProvidersService } from './identity-providers/identity-providers-service.js'
 import {
   CHANGE_CHANNEL,
   ChangeFeed,
@@ -105,6 +106,8 @@ export interface Store {
   readonly attributes: AttributesService
   readonly decisionFunctions: DecisionFunctionsService
   readonly relationships: RelationshipsService
+  /** OpenID Connect providers for token logins (docs/sso.md). */
+  readonly identityProviders: IdentityProvidersService
   readonly sessions: SessionContextBuilder
   /** Users' requests for time-bound roles and datasource access. */
   readonly accessRequests: AccessRequestsService
@@ -254,6 +257,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
   const users = new UsersService(context)
   const logins = new LoginAudit(driver.db, options.onLoginAuditProblem)
   const sessions = new SessionContextBuilder(context)
+  feed.subscribe((change) => sessions.hear(change))
   const grantExpiry = new GrantExpiry(context)
   if (options.grantExpiry !== false) grantExpiry.start()
   const auditRetention = new QueryAuditRetention(context, chainKey, {
@@ -305,6 +309,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     attributes: new AttributesService(context),
     decisionFunctions: new DecisionFunctionsService(context),
     relationships: new RelationshipsService(context),
+    identityProviders: new IdentityProvidersService(context),
     sessions,
     accessRequests: new AccessRequestsService(context),
     grantExpiry,

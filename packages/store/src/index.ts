@@ -122,6 +122,19 @@ export type {
   DecisionFunction,
   DecisionFunctionsService,
 } from './decision-functions/decision-functions-service.js'
+export type { ClaimRefusal, ClaimSignIn } from './identity-providers/claim-sign-in.js'
+export {
+  type CreateIdentityProviderInput,
+  issuerProblem,
+} from './identity-providers/identity-provider-schemas.js'
+export type {
+  IdentityProvider,
+  IdentityProvidersService,
+} from './identity-providers/identity-providers-service.js'
+export type {
+  AttributeMapping,
+  RoleMapping,
+} from './identity-providers/identity-providers-tables.js'
 export type {
   ChangeEvent,
   ChangeFeedEvent,

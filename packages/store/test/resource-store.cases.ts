@@ -3,6 +3,7 @@ import { auditCases } from './cases/audit.cases.js'
 import { auditRetentionCases } from './cases/audit-retention.cases.js'
 import { datasourcesCases } from './cases/datasources.cases.js'
 import { grantsCases } from './cases/grants.cases.js'
+import { identityProvidersCases } from './cases/identity-providers.cases.js'
 import { policiesCases } from './cases/policies.cases.js'
 import { rolesCases } from './cases/roles.cases.js'
 import { sessionsCases } from './cases/sessions.cases.js'
@@ -32,4 +33,5 @@ export function runResourceStoreCases(
   auditRetentionCases(makeStore)
   grantsCases(makeStore)
   tagsCases(makeStore)
+  identityProvidersCases(makeStore)
 }

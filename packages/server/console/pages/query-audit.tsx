@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { api, type Page, queryString } from '../api'
 import type { Datasource, QueryAuditEntry, User } from '../types'
 import { instant } from '../ui/format'
@@ -23,6 +23,32 @@ function applied(entry: QueryAuditEntry): AppliedPolicy[] {
   }
 }
 
+/**
+ * An entry's own address, for a link or a new tab: its id and its time, which pins it down with
+ * the list's own filters (`from` and `to` are inclusive), since the API reads entries by list.
+ */
+function entryLink(entry: QueryAuditEntry): string {
+  return `#/audit/queries${queryString({ entry: entry.id, at: entry.created_at })}`
+}
+
+/** The entry an address names (`?entry=…&at=…`), once loaded. */
+function useLinkedEntry(route: Route, show: (entry: QueryAuditEntry) => void): void {
+  const id = route.query.get('entry')
+  const at = route.query.get('at')
+  useEffect(() => {
+    if (!id || !at) return
+    api<Page<QueryAuditEntry>>(
+      'GET',
+      `/audit/queries${queryString({ from: at, to: at, page_size: 200 })}`,
+    )
+      .then((p) => {
+        const found = p.data.find((e) => e.id === id)
+        if (found) show(found)
+      })
+      .catch(() => undefined)
+  }, [id, at])
+}
+
 export function QueryAuditPage(props: { route: Route }) {
   const users = useOptions<User>(
     '/users',
@@ -41,6 +67,7 @@ export function QueryAuditPage(props: { route: Route }) {
   const [to, setTo] = useState('')
   const [page, setPage] = useState(1)
   const [open, setOpen] = useState<QueryAuditEntry | null>(null)
+  useLinkedEntry(props.route, setOpen)
   const filters = {
     user_id: userId || undefined,
     datasource_id: dsId || undefined,
@@ -153,7 +180,8 @@ function QueryDetail(props: { entry: QueryAuditEntry; onClose: () => void }) {
         Statement by {entry.username} on {entry.datasource_name}{' '}
         <button type="button" class="link" onClick={props.onClose}>
           Close
-        </button>
+        </button>{' '}
+        <a href={entryLink(entry)}>Link to this statement</a>
       </h2>
       <p>
         {new Date(entry.created_at).toLocaleString()}:{' '}

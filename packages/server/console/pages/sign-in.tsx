@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks'
-import { api, setToken } from '../api'
+import { api, type Session, setSession } from '../api'
 import type { User } from '../types'
 import { ActionError, TextField, useAction } from '../ui/forms'
 
-/** The admin API's own login; the token lives in this page's memory only. */
+/** The admin API's console sign-in: the token goes into an HttpOnly cookie, not to this page. */
 export function SignInPage(props: { onSignedIn: (user: User) => void }) {
   const [username, setUsername] = useState('')
   const [password, setPassword] = useState('')
@@ -11,11 +11,8 @@ export function SignInPage(props: { onSignedIn: (user: User) => void }) {
   const submit = (e: Event) => {
     e.preventDefault()
     void action.run(async () => {
-      const answer = await api<{ token: string; user: User }>('POST', '/auth/login', {
-        username,
-        password,
-      })
-      setToken(answer.token)
+      const answer = await api<Session>('POST', '/auth/session', { username, password })
+      setSession(answer)
       props.onSignedIn(answer.user)
     })
   }

@@ -10,6 +10,8 @@ import { classifyColumn, DETECTORS } from './detectors.js'
 export const SAMPLE_ROWS = 200
 /** Tables one classification looks at, at most. */
 const MAX_TABLES = 1000
+/** Tables sampled by one statement. */
+const TABLES_PER_SAMPLE = 25
 
 /** What one classification did (the values it read are never kept). */
 export interface ClassificationResult {
@@ -43,12 +45,13 @@ async function candidates(store: Store, datasourceId: string): Promise<StoredTab
   return out.slice(0, MAX_TABLES)
 }
 
-/** Non-null values of each column from one bounded read of the table, as text. */
-async function sample(reader: UpstreamReader, t: StoredTable): Promise<Map<string, string[]>> {
-  const list = t.columns.map((c, i) => `${ident(c.name)}::text AS c${i}`).join(', ')
-  const rows = await reader.query<Record<string, string | null>>(
-    `SELECT ${list} FROM ${ident(t.schema)}.${ident(t.table)} LIMIT ${SAMPLE_ROWS}`,
-  )
+/** The bounded read of one table's candidate columns, as text (`c0`, `c1`… in column order). */
+const sampleQuery = (t: StoredTable) =>
+  `SELECT ${t.columns.map((c, i) => `${ident(c.name)}::text AS c${i}`).join(', ')}
+   FROM ${ident(t.schema)}.${ident(t.table)} LIMIT ${SAMPLE_ROWS}`
+
+/** Non-null values of each column of the sampled rows. */
+function valuesOf(t: StoredTable, rows: Record<string, string | null>[]): Map<string, string[]> {
   const out = new Map<string, string[]>()
   t.columns.forEach((c, i) => {
     out.set(
@@ -57,6 +60,36 @@ async function sample(reader: UpstreamReader, t: StoredTable): Promise<Map<strin
     )
   })
   return out
+}
+
+/**
+ * The samples of several tables in one statement (a JSON array of rows per table), so a
+ * classification of a thousand tables costs a few dozen round trips, not a thousand. When that
+ * statement fails (a table dropped or not readable), each table is read alone and one that
+ * fails is classified by name only.
+ */
+async function sampleTables(
+  reader: UpstreamReader,
+  tables: readonly StoredTable[],
+): Promise<(Map<string, string[]> | null)[]> {
+  const columns = tables.map(
+    (t, i) => `(SELECT pg_catalog.json_agg(x) FROM (${sampleQuery(t)}) x)::text AS t${i}`,
+  )
+  try {
+    const [row] = await reader.query<Record<string, string | null>>(`SELECT ${columns.join(', ')}`)
+    return tables.map((t, i) => valuesOf(t, JSON.parse(row?.[`t${i}`] ?? 'null') ?? []))
+  } catch {
+    const out: (Map<string, string[]> | null)[] = []
+    for (const t of tables) {
+      out.push(
+        await reader.query<Record<string, string | null>>(sampleQuery(t)).then(
+          (rows) => valuesOf(t, rows),
+          () => null,
+        ),
+      )
+    }
+    return out
+  }
 }
 
 /**
@@ -83,20 +116,12 @@ export async function classifyDatasource(
         signal,
       )
     }
-    for (const t of tables) {
-      const values = reader ? await sample(reader, t).catch(() => null) : null
-      for (const c of t.columns) {
-        for (const v of classifyColumn(c, values?.get(c.name) ?? null)) {
-          found.push({
-            schema_name: t.schema,
-            table_name: t.table,
-            column_name: c.name,
-            tag: v.tag,
-            confidence: v.confidence,
-            evidence: v.evidence,
-          })
-        }
-      }
+    for (let start = 0; start < tables.length; start += TABLES_PER_SAMPLE) {
+      const batch = tables.slice(start, start + TABLES_PER_SAMPLE)
+      const samples = reader ? await sampleTables(reader, batch) : []
+      batch.forEach((t, i) => {
+        classifyTable(t, samples[i] ?? null, found)
+      })
     }
   } finally {
     await reader?.close()
@@ -106,5 +131,25 @@ export async function classifyDatasource(
     proposals,
     scanned_columns: tables.reduce((n, t) => n + t.columns.length, 0),
     sampled,
+  }
+}
+
+/** Adds what the detectors find in one table's columns (by name, and by values when sampled). */
+function classifyTable(
+  t: StoredTable,
+  values: Map<string, string[]> | null,
+  found: ClassifiedColumn[],
+): void {
+  for (const c of t.columns) {
+    for (const v of classifyColumn(c, values?.get(c.name) ?? null)) {
+      found.push({
+        schema_name: t.schema,
+        table_name: t.table,
+        column_name: c.name,
+        tag: v.tag,
+        confidence: v.confidence,
+        evidence: v.evidence,
+      })
+    }
   }
 }

@@ -41,6 +41,21 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_TLS_REQUIRED',
     help: 'refuse plaintext data-plane clients',
   },
+  'token-logins': {
+    type: 'boolean',
+    env: 'PALISADE_TOKEN_LOGINS',
+    help: "accept identity providers' tokens as data-plane passwords, over TLS or loopback (docs/sso.md)",
+  },
+  'token-logins-without-tls': {
+    type: 'boolean',
+    env: 'PALISADE_TOKEN_LOGINS_WITHOUT_TLS',
+    help: 'also accept tokens on plaintext connections from other hosts (unsafe)',
+  },
+  'token-session-grace': {
+    type: 'string',
+    env: 'PALISADE_TOKEN_SESSION_GRACE_SECONDS',
+    help: "seconds a token-login session may outlive its token's exp (30)",
+  },
   'max-connections': {
     type: 'string',
     env: 'PALISADE_MAX_CONNECTIONS',
@@ -222,6 +237,13 @@ export function serverConfigFromArgs(
       port: port(pick(flags, env, 'pg-port'), 'the data plane port'),
       tls,
       requireTls: pick(flags, env, 'tls-required') === 'true',
+      tokenLogins: pick(flags, env, 'token-logins') === 'true',
+      tokenLoginsWithoutTls: pick(flags, env, 'token-logins-without-tls') === 'true',
+      tokenSessionGraceSeconds: count(
+        pick(flags, env, 'token-session-grace'),
+        '--token-session-grace',
+        0,
+      ),
       maxConnections: count(pick(flags, env, 'max-connections'), '--max-connections', 1),
       idleTimeoutMs: secondsToMs(count(pick(flags, env, 'idle-timeout'), '--idle-timeout', 0)),
       poolMode: poolMode(pick(flags, env, 'pool-mode')),

@@ -1,5 +1,6 @@
 import type { SessionInput } from '@palisade/core'
 import type { ChangeEvent, LoginAuditRecord, QueryAuditRecord } from '@palisade/store'
+import type { FailureReason } from '../logins/login-guard.js'
 import type { UpstreamConfig } from '../upstream/upstream.types.js'
 
 /** The stored parts of a SCRAM-SHA-256 verifier, base64 encoded. */
@@ -13,6 +14,11 @@ export interface ScramCredentials {
   /** Why no password matches, for the login audit only: `unknown_user` or `inactive_user`. */
   refusal?: 'unknown_user' | 'inactive_user' | null
 }
+
+/** A cleartext password check (token logins on): the user, or why it failed (login audit only). */
+export type CleartextCheck =
+  | { userId: string; expiresAt: number | null; refusal: null }
+  | { userId: null; expiresAt: null; refusal: FailureReason }
 
 /** Which live sessions a committed change affects (docs/roles-and-access.md#changes-apply-live). */
 export type SessionChange = ChangeEvent
@@ -49,4 +55,12 @@ export interface DataPlaneBackend {
   recordLogin?(userId: string): void
   /** Queues a login-audit event (a failed or throttled login); never blocks. */
   auditLogin?(record: LoginAuditRecord): void
+  /** Whether token logins can succeed now (an identity provider is active; docs/sso.md). */
+  tokenLoginsAvailable?(): Promise<boolean>
+  /**
+   * Checks a password sent in clear (only asked for where token logins are on): an identity
+   * provider's token, verified and signed in with its claims (`expiresAt` set), or a password
+   * checked against the user's SCRAM verifier (`expiresAt` null).
+   */
+  checkCleartext?(username: string, password: string): Promise<CleartextCheck>
 }

@@ -11,6 +11,14 @@ export function sessionGone(): WireError {
   )
 }
 
+/** The FATAL a token-login session answers once its token expired (docs/sso.md). */
+export function sessionTokenExpired(): WireError {
+  return WireError.fatal(
+    WireSqlState.ConnectionFailure,
+    'session token expired - please reconnect with a new token',
+  )
+}
+
 /** What one data plane (known by its backend) keeps for all its connections. */
 interface PlaneSessions {
   /**
@@ -48,6 +56,8 @@ export class LiveSession {
   #stale = false
   #removed = false
   #generation = 0
+  /** When a token-login session ends (ms since the epoch); none for password logins. */
+  #endsAt = Number.POSITIVE_INFINITY
   readonly #backend: DataPlaneBackend
 
   constructor(input: SessionInput, compiled: CompiledSession, backend: DataPlaneBackend) {
@@ -95,6 +105,14 @@ export class LiveSession {
     }
   }
 
+  /**
+   * Ends the session at its first statement from `endsAt` on (a token login: the token's expiry
+   * plus the grace, docs/sso.md), as a removed context ends it.
+   */
+  endAt(endsAt: number): void {
+    this.#endsAt = endsAt
+  }
+
   /** Marks the session for a rebuild before its next statement. */
   markStale(): void {
     this.#stale = true
@@ -113,7 +131,12 @@ export class LiveSession {
    * has started or ended since, and the context was not removed.
    */
   get fresh(): boolean {
-    return !this.#stale && !this.#removed && !this.#windowPassed()
+    return !this.#stale && !this.#removed && !this.#windowPassed() && !this.#tokenExpired()
+  }
+
+  #tokenExpired(): boolean {
+    // Password sessions never read the clock here: this runs before every statement.
+    return this.#endsAt !== Number.POSITIVE_INFINITY && Date.now() >= this.#endsAt
   }
 
   #windowPassed(): boolean {
@@ -124,6 +147,10 @@ export class LiveSession {
   /** The session to rewrite with, rebuilt first when stale; throws FATAL 08006 once removed. */
   async current(): Promise<CompiledSession> {
     if (this.#removed) throw sessionGone()
+    if (this.#tokenExpired()) {
+      this.#removed = true
+      throw sessionTokenExpired()
+    }
     if (this.#windowPassed()) this.#stale = true
     while (this.#stale) {
       this.#stale = false

@@ -1,11 +1,16 @@
 import { createHash } from 'node:crypto'
-import type { Catalog, SessionInput } from '@palisade/core'
+import type { Catalog, CatalogTable, SessionInput } from '@palisade/core'
 
 /** Longest the digest of a catalog holds the thread before it lets other work run. */
 const SLICE_MS = 5
 
 /** Catalog digests by object: the store hands out one object per catalog version. */
 const digests = new WeakMap<Catalog, Promise<string | undefined>>()
+/**
+ * Table digests by object: a catalog patched after a sync or a tag keeps its other table
+ * objects (the store's session-catalog-patch.ts), so its digest hashes only what changed.
+ */
+const tableDigests = new WeakMap<CatalogTable, string>()
 
 /**
  * A digest of the input's content without `epoch` (a counter of builds); undefined (no
@@ -43,7 +48,7 @@ async function digestInSlices(catalog: Catalog): Promise<string | undefined> {
       // JSON text never holds a raw newline or NUL, so the separators keep parts apart.
       hash.update(JSON.stringify({ ...schema, tables: undefined }, plainOnly))
       for (const table of schema.tables) {
-        hash.update('\n').update(JSON.stringify(table, plainOnly))
+        hash.update('\n').update(tableDigest(table))
         if (performance.now() - sliceStart > SLICE_MS) {
           await new Promise((resolve) => setImmediate(resolve))
           sliceStart = performance.now()
@@ -55,6 +60,16 @@ async function digestInSlices(catalog: Catalog): Promise<string | undefined> {
     return undefined
   }
   return hash.digest('base64')
+}
+
+/** A table's digest; throws when it holds anything but plain data. */
+function tableDigest(table: CatalogTable): string {
+  let digest = tableDigests.get(table)
+  if (digest === undefined) {
+    digest = createHash('sha256').update(JSON.stringify(table, plainOnly)).digest('base64')
+    tableDigests.set(table, digest)
+  }
+  return digest
 }
 
 /** A JSON replacer that refuses anything but strings, finite numbers, booleans, null, arrays and plain objects. */

@@ -1,15 +1,23 @@
 import { isStoreError, isStoreUnreachable, type Store } from '@palisade/store'
+import { type TokenLoginOptions, TokenLogins } from '../sso/token-logins.js'
 import type { UpstreamConfig } from '../upstream/upstream.types.js'
 import { upstreamConfigOf } from '../upstream/upstream-config.js'
 import { WireError } from '../wire/wire-error.js'
-import type { AuditRow, DataPlaneBackend, ScramCredentials, SessionChange } from './backend.js'
+import type {
+  AuditRow,
+  CleartextCheck,
+  DataPlaneBackend,
+  ScramCredentials,
+  SessionChange,
+} from './backend.js'
 import { SessionInputCache } from './session-input-cache.js'
 
 /** A data-plane login updates `last_login_at` at most this often per user. */
 const LOGIN_RECORD_INTERVAL_MS = 5000
 
-/** The data-plane backend over `@palisade/store`. */
-export function createStoreBackend(store: Store): DataPlaneBackend {
+/** The data-plane backend over `@palisade/store`; `sso` tunes token verification (docs/sso.md). */
+export function createStoreBackend(store: Store, sso: TokenLoginOptions = {}): DataPlaneBackend {
+  const tokens = new TokenLogins(store, sso)
   // Only the embedded store keeps session inputs between logins: it lives in this process, so
   // every change is heard the moment it commits (other instances' changes reach a PostgreSQL
   // store's listeners later).
@@ -69,6 +77,14 @@ export function createStoreBackend(store: Store): DataPlaneBackend {
     },
     auditLogin(record) {
       store.logins.record(record)
+    },
+    tokenLoginsAvailable: () => tokens.available(),
+    async checkCleartext(username, password): Promise<CleartextCheck> {
+      if (tokens.isToken(password)) return reachStore(() => tokens.login(username, password))
+      const check = await reachStore(() => store.users.checkPassword(username, password))
+      return check.user
+        ? { userId: check.user.id, expiresAt: null, refusal: null }
+        : { userId: null, expiresAt: null, refusal: check.reason }
     },
     recordLogin(userId) {
       // One UPDATE per connection would make every login a write: once per user every 5 s.

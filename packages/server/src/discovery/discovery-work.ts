@@ -109,6 +109,7 @@ export function discoveryWork(
           onProgress: control.progress,
         })
         control.progress(total, total)
+        await readyForLogins(deps, datasourceId)
         await proposeTags(deps, datasourceId, actorId)
         return saved
       }
@@ -141,6 +142,7 @@ export function discoveryWork(
           onProgress: control.progress,
         })
         control.progress(total, total)
+        await readyForLogins(deps, datasourceId)
         // Only new or changed columns can give the classifier something new to propose.
         if (report.added_columns.length > 0 || report.changed_columns.length > 0) {
           await proposeTags(deps, datasourceId, actorId)
@@ -148,6 +150,15 @@ export function discoveryWork(
         return report
       }
   }
+}
+
+/**
+ * Has the session catalog of the new version made before the job reports done (patched where
+ * the change allows) when sessions use the datasource, so the first login after the job does not
+ * wait for it. Best effort: a login reads it anyway.
+ */
+async function readyForLogins(deps: AdminDeps, datasourceId: string): Promise<void> {
+  await deps.store.sessions.warm(datasourceId).catch(() => {})
 }
 
 /**

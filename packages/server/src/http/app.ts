@@ -24,6 +24,7 @@ import { datasourceRoutes } from './routes/datasources.js'
 import { decisionFunctionRoutes } from './routes/decision-functions.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { healthRoutes } from './routes/health.js'
+import { identityProviderRoutes } from './routes/identity-providers.js'
 import { loginThrottleRoutes } from './routes/login-throttles.js'
 import { metricsRoutes } from './routes/metrics.js'
 import { openApiRoute } from './routes/openapi.js'
@@ -77,6 +78,7 @@ const API_ROUTES: readonly RouteSpec[] = [
   ...authRoutes,
   ...userRoutes,
   ...datasourceRoutes,
+  ...identityProviderRoutes,
   ...catalogRoutes,
   ...discoveryRoutes,
   ...accessRoutes,

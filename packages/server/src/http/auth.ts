@@ -5,9 +5,12 @@ import { basicCredentials, checkCredentials } from './credentials.js'
 import type { AdminDeps, AdminEnv } from './env.js'
 import { type AdminTokenClaims, tokenId, verifyToken } from './jwt.js'
 import { API_PREFIX, normalizePath } from './paths.js'
+import { checkCsrf, sessionCookieToken } from './session-cookie.js'
 
 /** Routes reachable without a token (docs/admin-api.md#signing-in). */
 const PUBLIC_PATHS = new Set([`${API_PREFIX}/auth/login`, `${API_PREFIX}/openapi.json`])
+/** The console's sign-in; reading the session (`GET`) needs it (docs/console.md#signing-in). */
+const SESSION_PATH = `${API_PREFIX}/auth/session`
 /** Routes any valid token may use, admin or not. */
 const ANY_USER_PATHS = new Set([`${API_PREFIX}/auth/me`, `${API_PREFIX}/auth/logout`])
 /**
@@ -34,9 +37,18 @@ export async function authenticate(
 ): Promise<{ user: User; claims: AdminTokenClaims; id: string }> {
   const match = header === undefined ? null : BEARER.exec(header)
   if (!match?.[1]) throw new ApiError(401, 'unauthorized', 'a bearer token is required')
-  const claims = verifyToken(match[1], secret)
+  return authenticateToken(store, match[1], secret)
+}
+
+/** As {@link authenticate}, for a token that came without the header (the console's cookie). */
+export async function authenticateToken(
+  store: Store,
+  token: string,
+  secret: string,
+): Promise<{ user: User; claims: AdminTokenClaims; id: string }> {
+  const claims = verifyToken(token, secret)
   if (!claims) throw invalidToken()
-  const id = tokenId(match[1], claims)
+  const id = tokenId(token, claims)
   if (await store.tokens.isRevoked(id)) throw invalidToken()
   let user: User
   try {
@@ -61,6 +73,7 @@ export function requireAuth(deps: AdminDeps): MiddlewareHandler<AdminEnv> {
   return async (c, next) => {
     const path = normalizePath(c.req.path)
     if (PUBLIC_PATHS.has(path)) return next()
+    if (path === SESSION_PATH && c.req.method === 'POST') return next()
     const header = c.req.header('authorization')
     const basic = basicCredentials(header)
     const selfService = path === SELF_SERVICE_PREFIX || path.startsWith(`${SELF_SERVICE_PREFIX}/`)
@@ -68,12 +81,18 @@ export function requireAuth(deps: AdminDeps): MiddlewareHandler<AdminEnv> {
       c.set('user', await checkCredentials(deps, c, basic.username, basic.password))
       return next()
     }
-    const { user, claims, id } = await authenticate(store, header, secret)
+    // The console's cookie stands in for a missing header; then writes need its CSRF token.
+    const cookie = header === undefined ? sessionCookieToken(c) : undefined
+    const { user, claims, id } =
+      cookie === undefined
+        ? await authenticate(store, header, secret)
+        : await authenticateToken(store, cookie, secret)
+    if (cookie !== undefined) checkCsrf(c, id, secret)
     if (!user.is_admin && !ANY_USER_PATHS.has(path) && !selfService) {
       throw new ApiError(403, 'admin_required', 'admin access is required')
     }
     c.set('user', user)
-    c.set('token', { claims, id })
+    c.set('token', { claims, id, viaCookie: cookie !== undefined })
     return next()
   }
 }

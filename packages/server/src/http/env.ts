@@ -10,8 +10,11 @@ export interface AdminVariables {
   requestId: string
   /** The authenticated user, read from the store on this request. */
   user: User
-  /** The request's verified token: its claims and its id (jwt.ts `tokenId`). */
-  token: { claims: AdminTokenClaims; id: string }
+  /**
+   * The request's verified token: its claims, its id (jwt.ts `tokenId`) and whether it came in
+   * the console's session cookie rather than the `Authorization` header.
+   */
+  token: { claims: AdminTokenClaims; id: string; viaCookie: boolean }
 }
 
 /** Hono environment of the admin app. */

@@ -26,6 +26,15 @@ function parameters(
 
 const ERROR_REF = { $ref: '#/components/responses/Error' }
 
+/** The success answer's media type and schema; a route without a schema stays untyped JSON. */
+function answerContent(route: RouteSpec): Json {
+  if (!route.response) return { 'application/json': { schema: { type: ['object', 'array'] } } }
+  const { $schema: _drop, ...schema } = jsonSchema(route.response)
+  // The Prometheus exposition is the one answer that is not JSON.
+  const type = route.path === '/metrics' ? 'text/plain' : 'application/json'
+  return { [type]: { schema } }
+}
+
 function operation(route: RouteSpec): Json {
   const op: Json = {
     operationId: `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, ch: string | undefined) => (ch ? ch.toUpperCase() : ''))}`,
@@ -35,9 +44,7 @@ function operation(route: RouteSpec): Json {
     responses: {
       [String(route.status)]: {
         description: route.status === 204 ? 'No content' : 'Success',
-        ...(route.status === 204
-          ? {}
-          : { content: { 'application/json': { schema: { type: ['object', 'array'] } } } }),
+        ...(route.status === 204 ? {} : { content: answerContent(route) }),
       },
       default: ERROR_REF,
     },

@@ -40,6 +40,11 @@ export interface RouteSpec<
   auth?: 'none' | 'user' | 'admin'
   /** Success status, for the OpenAPI document. */
   status: number
+  /**
+   * The success answer's shape, for the OpenAPI document (none for a 204): a schema whose output
+   * type is checked against the store's own type where it has one (http/answers/).
+   */
+  response?: v.GenericSchema
   params?: P
   query?: Q
   body?: B

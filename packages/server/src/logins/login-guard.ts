@@ -1,4 +1,5 @@
 import type { LoginAuditRecord, LoginPlane } from '@palisade/store'
+import type { TokenLoginRefusal } from '../sso/token-logins.js'
 import { LoginThrottle, type ThrottleDecision } from './login-throttle.js'
 
 /** One login attempt: who, from where, on which plane (and database, on the data plane). */
@@ -10,8 +11,16 @@ export interface LoginAttempt {
   datasource?: string | undefined
 }
 
-/** Why a login failed, for the audit and the log (never for the client). */
-export type FailureReason = 'unknown_user' | 'inactive_user' | 'wrong_password'
+/**
+ * Why a login failed, for the audit and the log (never for the client); token logins add the
+ * refusals of docs/sso.md (`token_expired`, `token_wrong_audience`, `unknown_issuer`, ...).
+ */
+export type FailureReason =
+  | 'unknown_user'
+  | 'inactive_user'
+  | 'wrong_password'
+  | 'too_long'
+  | TokenLoginRefusal
 
 /** A structured log line for fail2ban-style filters (docs/operations.md, "Logs"). */
 export type LoginLogLine =

@@ -1,10 +1,13 @@
 import { runtimeStats } from '@palisade/core'
 import type { Store } from '@palisade/store'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { Readiness } from '../health/readiness.js'
 import type { LoginLogLine } from '../logins/login-guard.js'
 import type { LoginEvent } from '../pgwire/admission.js'
 import type { UpstreamEvent, UpstreamPoolState } from '../upstream/upstream.types.js'
+import type { Counter } from './exposition/counter.js'
+import type { Histogram } from './exposition/histogram.js'
+import { MetricRegistry } from './exposition/metric-registry.js'
+import { processMetrics } from './process-metrics.js'
 
 /** What the data plane reports as it runs (all optional for embedders without metrics). */
 export interface DataPlaneObserver {
@@ -51,7 +54,7 @@ const SECONDS = [
  * touches are plain increments; everything that can be read is read at scrape time instead.
  */
 export class ServerMetrics implements DataPlaneObserver {
-  readonly registry = new Registry()
+  readonly registry = new MetricRegistry()
   #sources: MetricSources | undefined
   readonly #statements: Counter<'datasource' | 'status'>
   readonly #statementSeconds: Histogram<'datasource'>
@@ -63,58 +66,49 @@ export class ServerMetrics implements DataPlaneObserver {
   readonly #changeLag: Histogram
 
   constructor() {
-    const registers = [this.registry]
-    collectDefaultMetrics({ register: this.registry, prefix: 'palisade_' })
-    this.#statements = new Counter({
+    for (const metric of processMetrics('palisade_')) this.registry.register(metric)
+    this.#statements = this.registry.counter({
       name: 'palisade_statements_total',
       help: 'Statements that reached the data plane, by datasource and audit status',
       labelNames: ['datasource', 'status'],
-      registers,
     })
-    this.#statementSeconds = new Histogram({
+    this.#statementSeconds = this.registry.histogram({
       name: 'palisade_statement_duration_seconds',
       help: 'Time from a statement reaching Palisade to the end of its result (denied ones excluded)',
       labelNames: ['datasource'],
       buckets: SECONDS,
-      registers,
     })
-    this.#rewriteSeconds = new Histogram({
+    this.#rewriteSeconds = this.registry.histogram({
       name: 'palisade_rewrite_duration_seconds',
       help: "Palisade's own time per statement: parse, policy rewrite and deparse, or a cache hit",
       buckets: SECONDS,
-      registers,
     })
-    this.#refused = new Counter({
+    this.#refused = this.registry.counter({
       name: 'palisade_client_connections_refused_total',
       help: 'Data plane connections ended before their session was ready, by reason',
       labelNames: ['reason'],
-      registers,
     })
-    this.#loginFailures = new Counter({
+    this.#loginFailures = this.registry.counter({
       name: 'palisade_login_failures_total',
       help: 'Failed logins (wrong password, unknown or inactive user), by plane and reason',
       labelNames: ['plane', 'reason'],
-      registers,
     })
-    this.#loginThrottled = new Counter({
+    this.#loginThrottled = this.registry.counter({
       name: 'palisade_login_throttled_total',
       help: 'Login attempts refused by the failed-login throttle, by plane and scope',
       labelNames: ['plane', 'scope'],
-      registers,
     })
-    this.#upstreamEvents = new Counter({
+    this.#upstreamEvents = this.registry.counter({
       name: 'palisade_upstream_events_total',
       help: 'Upstream outages (unreachable), recoveries and failed connection attempts',
       labelNames: ['datasource', 'event'],
-      registers,
     })
-    this.#changeLag = new Histogram({
+    this.#changeLag = this.registry.histogram({
       name: 'palisade_change_feed_lag_seconds',
       help: "Time from another instance's committed change to its arrival here (clocks must agree)",
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-      registers,
     })
-    this.#scraped(registers)
+    this.#scraped()
   }
 
   /** Where the scrape-time values come from; until set, they are absent. */
@@ -124,7 +118,7 @@ export class ServerMetrics implements DataPlaneObserver {
 
   /** The exposition text and its content type. */
   async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() }
+    return { contentType: this.registry.contentType, body: await this.registry.render() }
   }
 
   statement(datasource: string, status: string, elapsedMs: number | null): void {
@@ -165,152 +159,139 @@ export class ServerMetrics implements DataPlaneObserver {
   }
 
   /** Metrics read from their sources at scrape time. */
-  #scraped(registers: Registry[]): void {
+  #scraped(): void {
     const sources = () => this.#sources
-    new Gauge({
+    this.registry.gauge({
       name: 'palisade_client_sessions',
       help: 'Authenticated data plane sessions open now',
-      registers,
-      collect() {
+      collect(metric) {
         const s = sources()
-        if (s) this.set(s.sessions())
+        if (s) metric.set(s.sessions())
       },
     })
-    new Gauge({
+    this.registry.gauge({
       name: 'palisade_upstream_sessions',
       help: 'Upstream PostgreSQL sessions of each datasource now, busy or idle',
       labelNames: ['datasource', 'state'],
-      registers,
-      collect() {
-        this.reset()
+      collect(metric) {
+        metric.reset()
         for (const pool of sources()?.upstreamPools() ?? []) {
-          this.set({ datasource: pool.datasource, state: 'idle' }, pool.idle)
-          this.set({ datasource: pool.datasource, state: 'busy' }, pool.size - pool.idle)
+          metric.set({ datasource: pool.datasource, state: 'idle' }, pool.idle)
+          metric.set({ datasource: pool.datasource, state: 'busy' }, pool.size - pool.idle)
         }
       },
     })
-    new Gauge({
+    this.registry.gauge({
       name: 'palisade_upstream_waiting_clients',
       help: 'Clients waiting for a free upstream session of each datasource now',
       labelNames: ['datasource'],
-      registers,
-      collect() {
-        this.reset()
+      collect(metric) {
+        metric.reset()
         for (const pool of sources()?.upstreamPools() ?? []) {
-          this.set({ datasource: pool.datasource }, pool.waiting)
+          metric.set({ datasource: pool.datasource }, pool.waiting)
         }
       },
     })
-    new Counter({
+    this.registry.counter({
       name: 'palisade_rewrite_cache_total',
       help: 'Rewrites by where the answer came from: the text cache, a literal template, or a full rewrite',
       labelNames: ['result'],
-      registers,
-      collect() {
-        this.reset()
-        this.inc({ result: 'hit' }, runtimeStats.rewriteCacheHits)
-        this.inc({ result: 'template' }, runtimeStats.rewriteTemplateHits)
-        this.inc({ result: 'miss' }, runtimeStats.rewriteMisses)
+      collect(metric) {
+        metric.reset()
+        metric.inc({ result: 'hit' }, runtimeStats.rewriteCacheHits)
+        metric.inc({ result: 'template' }, runtimeStats.rewriteTemplateHits)
+        metric.inc({ result: 'miss' }, runtimeStats.rewriteMisses)
       },
     })
-    new Counter({
+    this.registry.counter({
       name: 'palisade_decision_evaluations_total',
       help: 'Decision-function evaluations',
-      registers,
-      collect() {
-        this.reset()
-        this.inc(runtimeStats.decisionEvaluations)
+      collect(metric) {
+        metric.reset()
+        metric.inc(runtimeStats.decisionEvaluations)
       },
     })
-    new Counter({
+    this.registry.counter({
       name: 'palisade_decision_errors_total',
       help: 'Decision-function evaluations that failed, by kind (fuel and time limits, or other)',
       labelNames: ['kind'],
-      registers,
-      collect() {
-        this.reset()
+      collect(metric) {
+        metric.reset()
         const { decisionErrors, decisionFuelExhausted, decisionTimeouts } = runtimeStats
-        this.inc({ kind: 'fuel' }, decisionFuelExhausted)
-        this.inc({ kind: 'time' }, decisionTimeouts)
-        this.inc({ kind: 'other' }, decisionErrors - decisionFuelExhausted - decisionTimeouts)
+        metric.inc({ kind: 'fuel' }, decisionFuelExhausted)
+        metric.inc({ kind: 'time' }, decisionTimeouts)
+        metric.inc({ kind: 'other' }, decisionErrors - decisionFuelExhausted - decisionTimeouts)
       },
     })
-    new Gauge({
+    this.registry.gauge({
       name: 'palisade_query_audit_queue',
       help: 'Query-audit rows waiting to be written to the store',
-      registers,
-      collect() {
+      collect(metric) {
         const s = sources()
-        if (s) this.set(s.store.audit.queries.writer.queued)
+        if (s) metric.set(s.store.audit.queries.writer.queued)
       },
     })
-    new Counter({
+    this.registry.counter({
       name: 'palisade_query_audit_rows_total',
       help: 'Query-audit rows by outcome: written, dropped (queue full) or failed (store refused)',
       labelNames: ['result'],
-      registers,
-      collect() {
+      collect(metric) {
         const s = sources()
         if (!s) return
-        this.reset()
+        metric.reset()
         const { written, dropped, failed } = s.store.audit.queries.writer.stats
-        this.inc({ result: 'written' }, written)
-        this.inc({ result: 'dropped' }, dropped)
-        this.inc({ result: 'failed' }, failed)
+        metric.inc({ result: 'written' }, written)
+        metric.inc({ result: 'dropped' }, dropped)
+        metric.inc({ result: 'failed' }, failed)
       },
     })
     // The facts of `GET /ready`; the gauges of one scrape share one check.
     const report = () => sources()?.readiness?.check()
-    new Gauge({
+    this.registry.gauge({
       name: 'palisade_ready',
       help: 'Whether this instance is ready (GET /ready answers 200): 1 or 0',
-      registers,
-      async collect() {
+      async collect(metric) {
         const r = await report()
-        if (r) this.set(r.ready ? 1 : 0)
+        if (r) metric.set(r.ready ? 1 : 0)
       },
     })
-    new Gauge({
+    this.registry.gauge({
       name: 'palisade_store_up',
       help: 'Whether the store answered a small read within the readiness timeout: 1 or 0',
-      registers,
-      async collect() {
+      async collect(metric) {
         const r = await report()
-        if (r) this.set(r.store === 'ok' ? 1 : 0)
+        if (r) metric.set(r.store === 'ok' ? 1 : 0)
       },
     })
-    new Gauge({
+    this.registry.gauge({
       name: 'palisade_change_feed_live',
       help: "Whether this instance hears other instances' changes (always 1 on PGlite): 1 or 0",
-      registers,
-      async collect() {
+      async collect(metric) {
         const r = await report()
-        if (r) this.set(r.changeFeed === 'live' ? 1 : 0)
+        if (r) metric.set(r.changeFeed === 'live' ? 1 : 0)
       },
     })
-    new Gauge({
+    this.registry.gauge({
       name: 'palisade_upstream_reachable',
       help: "Whether each used datasource's upstream answered its last connection attempt: 1 or 0",
       labelNames: ['datasource'],
-      registers,
-      async collect() {
+      async collect(metric) {
         const r = await report()
         if (!r) return
-        this.reset()
+        metric.reset()
         for (const u of r.upstreams) {
-          this.set({ datasource: u.datasource }, u.state === 'reachable' ? 1 : 0)
+          metric.set({ datasource: u.datasource }, u.state === 'reachable' ? 1 : 0)
         }
       },
     })
-    new Counter({
+    this.registry.counter({
       name: 'palisade_login_audit_dropped_total',
       help: 'Login-audit events lost (queue full or store unreachable)',
-      registers,
-      collect() {
+      collect(metric) {
         const s = sources()
         if (!s) return
-        this.reset()
-        this.inc(s.store.logins.stats.dropped)
+        metric.reset()
+        metric.inc(s.store.logins.stats.dropped)
       },
     })
   }

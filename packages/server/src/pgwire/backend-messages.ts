@@ -57,6 +57,14 @@ export function authenticationOk(): Buffer {
   return new WireWriter(4).int32(0).message('R')
 }
 
+/**
+ * AuthenticationCleartextPassword: asked only where token logins are on, over TLS or loopback
+ * (docs/sso.md), so a client can send an identity provider's token as its password.
+ */
+export function authenticationCleartextPassword(): Buffer {
+  return new WireWriter(4).int32(3).message('R')
+}
+
 /** AuthenticationSASL offering SCRAM-SHA-256 only (no channel binding). */
 export function authenticationSasl(): Buffer {
   return new WireWriter().int32(10).cstring('SCRAM-SHA-256').cstring('').message('R')

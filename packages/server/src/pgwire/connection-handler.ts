@@ -8,6 +8,7 @@ import {
 import { QueryAudit } from '../data-plane/query-audit.js'
 import type { LoginAttempt, LoginGuard } from '../logins/login-guard.js'
 import type { DataPlaneObserver } from '../metrics/server-metrics.js'
+import { MAX_TOKEN_BYTES } from '../sso/token-shape.js'
 import type { UpstreamSession } from '../upstream/upstream.types.js'
 import type { UpstreamRegistry } from '../upstream/upstream-registry.js'
 import { errorResponse, toWireFields } from '../wire/error-response.js'
@@ -15,6 +16,7 @@ import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { violation, WireReader } from '../wire/wire-reader.js'
 import { authFailed, ScramServer } from './auth.js'
 import {
+  authenticationCleartextPassword,
   authenticationOk,
   authenticationSasl,
   backendKeyData,
@@ -27,6 +29,7 @@ import { CursorRegistry } from './cursor-registry.js'
 import { ExtendedProtocol } from './extended-protocol.js'
 import { Frontend } from './frontend-messages.js'
 import { initialParameterStatus } from './parameter-status.js'
+import { isLoopback } from './peer-address.js'
 import { refusedMessageText, unreadMessageText } from './refused-message.js'
 import { refuseQuery, simpleQuery } from './simple-query.js'
 import { cancelKey, StartupCode, startupCode, startupParameters } from './startup.js'
@@ -62,10 +65,20 @@ export interface ConnectionServices {
   observer?: DataPlaneObserver | undefined
   /** Reject plaintext startups with FATAL 28000. */
   requireTls: boolean
+  /** Token logins (docs/sso.md); absent: off, every login is SCRAM. */
+  tokenLogins?: TokenLoginSettings | undefined
   /** Failed-login throttle, audit and log, shared with the admin API. */
   logins: LoginGuard
   /** Operator log for unexpected internal errors (never sent to clients). */
   log: (message: string, error?: unknown) => void
+}
+
+/** Where and how identity providers' tokens are accepted as passwords (docs/sso.md). */
+export interface TokenLoginSettings {
+  /** Also on plaintext connections from other hosts (otherwise TLS or loopback only). */
+  withoutTls: boolean
+  /** A token-login session ends at its first statement this long after the token's `exp`. */
+  sessionGraceMs: number
 }
 
 type Phase = 'startup' | 'auth' | 'ready' | 'closed'
@@ -87,6 +100,10 @@ export class ConnectionHandler implements MessageHandler {
   #database = ''
   #applicationName = ''
   #scram: ScramServer | undefined
+  /** The password is asked in clear (token logins), not through SCRAM. */
+  #cleartext = false
+  /** Set by a cleartext login: the user it proved, and when its token expires (if a token). */
+  #verified: { userId: string; expiresAt: number | null } | undefined
   #ctx: ConnectionContext | undefined
   #extended: ExtendedProtocol | undefined
   #upstream: UpstreamSession | undefined
@@ -164,12 +181,75 @@ export class ConnectionHandler implements MessageHandler {
     this.#database = params.get('database') || user
     this.#applicationName = params.get('application_name') ?? ''
     const { backend } = this.#services
-    this.#scram = new ScramServer(user, () => backend.scramCredentials(user))
     this.#phase = 'auth'
+    if (await this.#asksCleartext(state)) {
+      this.#cleartext = true
+      out.write(authenticationCleartextPassword())
+      return
+    }
+    this.#scram = new ScramServer(user, () => backend.scramCredentials(user))
     out.write(authenticationSasl())
   }
 
+  /**
+   * Token logins need the password in clear: asked only where they are on, an identity provider
+   * is active and the password travels inside TLS or stays on this machine (docs/sso.md). The
+   * answer never depends on the user, so it reveals nothing about which users exist.
+   */
+  async #asksCleartext(state: ClientState): Promise<boolean> {
+    const settings = this.#services.tokenLogins
+    const { backend } = this.#services
+    if (!settings || !backend.checkCleartext || !backend.tokenLoginsAvailable) return false
+    if (!state.tls && !settings.withoutTls && !isLoopback(this.#peer.address)) return false
+    return backend.tokenLoginsAvailable()
+  }
+
+  #attempt(): LoginAttempt {
+    return {
+      plane: 'data',
+      username: this.#username,
+      address: this.#peer.address,
+      datasource: this.#database,
+    }
+  }
+
+  /** Holds a throttled attempt, then refuses it like a wrong password. */
+  async #throttled(attempt: LoginAttempt): Promise<void> {
+    const decision = this.#services.logins.check(attempt)
+    if (!decision.throttled) return
+    // Answered like a wrong password, only later: the delay is the one signal
+    // (docs/operations.md, "Failed logins").
+    const hold = Math.min(decision.retryAfterMs, this.#peer.loginDeadline - 250 - Date.now())
+    if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold))
+    throw authFailed(this.#username)
+  }
+
+  /** A PasswordMessage in clear: an identity provider's token, or a password (docs/sso.md). */
+  async #authenticateCleartext(bytes: Uint8Array, out: ClientOutput): Promise<void> {
+    const { backend, logins } = this.#services
+    if (bytes[0] !== 'p'.charCodeAt(0) || !backend.checkCleartext) {
+      throw violation('expected password response')
+    }
+    const reader = new WireReader(bytes)
+    const password = reader.cstring()
+    reader.end()
+    const attempt = this.#attempt()
+    await this.#throttled(attempt)
+    const check =
+      Buffer.byteLength(password) > MAX_TOKEN_BYTES
+        ? { userId: null, expiresAt: null, refusal: 'too_long' as const }
+        : await backend.checkCleartext(this.#username, password)
+    if (check.refusal !== null) {
+      logins.failed(attempt, check.refusal)
+      throw authFailed(this.#username)
+    }
+    logins.succeeded(attempt)
+    this.#verified = { userId: check.userId, expiresAt: check.expiresAt }
+    await this.#authenticated(out)
+  }
+
   async #authenticate(bytes: Uint8Array, out: ClientOutput): Promise<void> {
+    if (this.#cleartext) return this.#authenticateCleartext(bytes, out)
     if (bytes[0] !== 'p'.charCodeAt(0) || !this.#scram) {
       throw violation('expected SASL response')
     }
@@ -179,20 +259,8 @@ export class ConnectionHandler implements MessageHandler {
       return
     }
     const { logins } = this.#services
-    const attempt: LoginAttempt = {
-      plane: 'data',
-      username: this.#username,
-      address: this.#peer.address,
-      datasource: this.#database,
-    }
-    const decision = logins.check(attempt)
-    if (decision.throttled) {
-      // Answered like a wrong password, only later: the delay is the one signal
-      // (docs/operations.md, "Failed logins").
-      const hold = Math.min(decision.retryAfterMs, this.#peer.loginDeadline - 250 - Date.now())
-      if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold))
-      throw authFailed(this.#username)
-    }
+    const attempt = this.#attempt()
+    await this.#throttled(attempt)
     let reply: Buffer
     try {
       reply = (await scram.step(new WireReader(bytes))).reply
@@ -204,6 +272,11 @@ export class ConnectionHandler implements MessageHandler {
     }
     logins.succeeded(attempt)
     out.write(reply)
+    await this.#authenticated(out)
+  }
+
+  /** After the password or token was accepted: a session place, then the connect steps. */
+  async #authenticated(out: ClientOutput): Promise<void> {
     const slot = this.#slot
     if (slot) {
       // Only authenticated sessions count against --max-connections.
@@ -227,7 +300,12 @@ export class ConnectionHandler implements MessageHandler {
       )
     }
     if (input.user.username !== this.#username) throw authFailed(this.#username)
+    const verified = this.#verified
+    if (verified && input.user.id !== verified.userId) throw authFailed(this.#username)
     const live = await LiveSession.create(input, backend)
+    if (verified?.expiresAt != null) {
+      live.endAt(verified.expiresAt + (this.#services.tokenLogins?.sessionGraceMs ?? 0))
+    }
     this.#cleanups.push(sessions.add(live, changesBefore))
     let upstream: UpstreamSession
     try {

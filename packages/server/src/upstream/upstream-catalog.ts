@@ -158,8 +158,28 @@ export async function readColumns(
   reader: QueryReader,
   tables: readonly { schema: string; table: string }[],
 ): Promise<UpstreamColumn[]> {
-  const wanted = new Map(tables.map((t) => [`${t.schema}\u0000${t.table}`, t]))
-  if (wanted.size === 0) return []
+  // In the order of the statement's ORDER BY (names sort by bytes), so the slices' answers
+  // follow one another in the order one statement would give.
+  const wanted = [...new Map(tables.map((t) => [`${t.schema}\u0000${t.table}`, t])).values()]
+  wanted.sort((a, b) => byName(a.schema, b.schema) || byName(a.table, b.table))
+  const out: UpstreamColumn[] = []
+  // A slice of tables per statement, with a turn between: each answer is decoded in a short stretch.
+  for (let start = 0; start < wanted.length; start += TABLES_PER_COLUMN_READ) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve))
+    out.push(...(await readColumnsOf(reader, wanted.slice(start, start + TABLES_PER_COLUMN_READ))))
+  }
+  return out
+}
+
+const byName = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
+
+/** Tables whose columns one statement of `readColumns` reads. */
+const TABLES_PER_COLUMN_READ = 2500
+
+async function readColumnsOf(
+  reader: QueryReader,
+  wanted: readonly { schema: string; table: string }[],
+): Promise<UpstreamColumn[]> {
   const rows = await reader.query<UpstreamColumn>(
     `SELECT n.nspname AS schema_name, c.relname AS table_name, a.attname AS column_name,
        a.attnum AS ordinal_position, pg_catalog.format_type(a.atttypid, a.atttypmod) AS data_type,
@@ -174,7 +194,7 @@ export async function readColumns(
      LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
      WHERE ${RELATION} AND a.attnum > 0 AND NOT a.attisdropped
      ORDER BY 1, 2, 4`,
-    [[...wanted.values()].map((t) => t.schema), [...wanted.values()].map((t) => t.table)],
+    [wanted.map((t) => t.schema), wanted.map((t) => t.table)],
   )
   return rows.map((r) => ({ ...r, ordinal_position: Number(r.ordinal_position) }))
 }

@@ -1,11 +1,11 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createStore } from '@palisade/store'
 import { describe, expect, it } from 'vitest'
 import { ensureInitialAdmin, resolveJwtSecret } from '../../src/bootstrap/admin-bootstrap.js'
 import { helpText } from '../../src/cli/main.js'
 import { serverConfigFromArgs } from '../../src/cli/options.js'
+import { createTestStore } from '../fixtures/snapshots.js'
 
 describe('palisade serve configuration', () => {
   it('takes flags over environment variables and the environment over defaults', () => {
@@ -124,7 +124,7 @@ describe('first start', () => {
   })
 
   it('creates the initial admin only while the store has none', async () => {
-    const store = await createStore({ secretKey: 'palisade-cli-tests-only-key' })
+    const store = await createTestStore({ secretKey: 'palisade-cli-tests-only-key' })
     try {
       const credentials = { username: 'root', password: 'Root-pass-1' }
       expect((await ensureInitialAdmin(store, credentials))?.is_admin).toBe(true)

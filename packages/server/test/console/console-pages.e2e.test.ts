@@ -226,10 +226,8 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
     await alice.end()
     await server.store.audit.queries.flush()
     await page.reload()
-    // A reload drops the in-memory token: sign in again, then open the policy.
-    await page.getByLabel('Username').fill('console-admin')
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    // A reload keeps the session (docs/console.md#signing-in): open the policy again.
+    await page.getByText('Signed in as').waitFor()
     await goTo('Policies')
     await page.getByRole('link', { name: 'secrets-hide' }).click()
     await page

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { setup, type TestContext, unique } from './helpers.js'
+import { makeUser, setup, type TestContext, unique } from './helpers.js'
 import { type ScratchPostgres, scratchPostgres } from './scratch-postgres.js'
 import { submit } from './upstream-fixtures.js'
 
@@ -44,10 +44,19 @@ describe.skipIf(!url)('a catalog of 10,000 tables on a PostgreSQL upstream', () 
   let dsId: string
 
   beforeAll(async () => {
-    scratch = await scratchPostgres(url ?? '', database, WIDE_SQL)
-    ctx = await setup()
+    // The upstream's DDL runs on the PostgreSQL server while the store starts here; each is
+    // kept as soon as it is ready, so afterAll cleans up one when the other fails.
+    const [made] = await Promise.all([
+      scratchPostgres(url ?? '', database, WIDE_SQL).then((made) => {
+        scratch = made
+        return made
+      }),
+      setup().then((opened) => {
+        ctx = opened
+      }),
+    ])
     const ds = await ctx.store.datasources.create(
-      { name: unique('wide'), ds_type: 'postgres', config: scratch.config },
+      { name: unique('wide'), ds_type: 'postgres', config: made.config },
       ctx.admin.id,
     )
     dsId = ds.id
@@ -125,6 +134,15 @@ describe.skipIf(!url)('a catalog of 10,000 tables on a PostgreSQL upstream', () 
     await client.query('ALTER TABLE wide.t00002 DROP COLUMN note')
     await client.query('ALTER TABLE wide.t09999 ADD COLUMN added integer')
     await client.end()
+    // A session's catalog kept from before the sync: the sync patches the tables it wrote.
+    const reader = await makeUser(ctx)
+    await ctx.store.access.setUsers(dsId, { user_ids: [reader.id] }, ctx.admin.id)
+    const { name: dsName } = await ctx.store.datasources.get(dsId)
+    const wideTables = async () =>
+      (await ctx.store.buildSessionInput(reader.username, dsName)).catalog.schemas.find(
+        (s) => s.name === 'wide',
+      )?.tables ?? []
+    const before = await wideTables()
     const heard: { type: string }[] = []
     const stop = ctx.store.changes.subscribe((event) => heard.push(event as { type: string }))
     try {
@@ -137,10 +155,29 @@ describe.skipIf(!url)('a catalog of 10,000 tables on a PostgreSQL upstream', () 
         changed_columns: [],
         has_breaking_changes: true,
       })
-      expect(heard.map((e) => e.type)).toContain('ds')
+      expect(heard).toContainEqual(
+        expect.objectContaining({
+          type: 'ds',
+          catalogEdit: {
+            version: expect.any(Number),
+            relations: expect.arrayContaining([
+              { schema: 'wide', table: 't00002' },
+              { schema: 'wide', table: 't09999' },
+            ]),
+          },
+        }),
+      )
     } finally {
       stop()
     }
+    // The job made the new session catalog before it finished: the next login reads none of
+    // it again, every table the sync did not write is the object sessions had before.
+    const after = await wideTables()
+    expect(after).toHaveLength(TABLES)
+    expect(after[0]).toBe(before[0])
+    expect(after[TABLES - 1]).toBe(before[TABLES - 1])
+    expect(after[1]?.columns.map((c) => c.name)).not.toContain('note')
+    expect(after[TABLES - 2]?.columns.map((c) => c.name)).toContain('added')
     const { body } = await ctx.json(
       'GET',
       `/api/v1/datasources/${dsId}/catalog?schema=wide&search=t00002`,

@@ -1,7 +1,7 @@
-import { createStore } from '@palisade/store'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createAdminApp } from '../../src/http/index.js'
 import { signToken } from '../../src/http/jwt.js'
+import { createTestStore } from '../fixtures/snapshots.js'
 import { JWT_SECRET, MISSING_ID, setup, type TestContext } from './helpers.js'
 
 let ctx: TestContext
@@ -175,7 +175,7 @@ describe('routing and the check order', () => {
 
   it('answers an unexpected failure with 500 carrying only the request id', async () => {
     const logs: Record<string, unknown>[] = []
-    const broken = await createStore({ secretKey: 'x'.repeat(32) })
+    const broken = await createTestStore({ secretKey: 'x'.repeat(32) })
     await broken.close()
     const app = createAdminApp({
       store: broken,

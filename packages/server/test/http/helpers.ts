@@ -1,6 +1,8 @@
-import { createStore, type Store, type User } from '@palisade/store'
+import type { Store, User } from '@palisade/store'
 import type { Hono } from 'hono'
 import { createAdminApp } from '../../src/http/index.js'
+import { createTestStore } from '../fixtures/snapshots.js'
+import { type AnswerCheck, answerChecker } from './answer-check.js'
 
 /** The actor of the very first admin, before any user exists. */
 export const SYSTEM_ACTOR = '00000000-0000-0000-0000-000000000000'
@@ -47,7 +49,7 @@ export interface TestContext {
  * and logs in through the API.
  */
 export async function setup(options: { databaseUrl?: string } = {}): Promise<TestContext> {
-  const store = await createStore({ secretKey: 'x'.repeat(32), ...options })
+  const store = await createTestStore({ secretKey: 'x'.repeat(32), ...options })
   const admin = await store.users.create(
     { username: 'admin', password: PASSWORD, is_admin: true },
     SYSTEM_ACTOR,
@@ -59,6 +61,17 @@ export async function setup(options: { databaseUrl?: string } = {}): Promise<Tes
     version: '9.9.9',
     logger: (entry) => logs.push(entry),
   })
+  // Every success answer of the HTTP suite is checked against the OpenAPI document.
+  let check: Promise<AnswerCheck> | undefined
+  const checkAnswer = async (method: string, path: string, res: Response) => {
+    if (res.status < 200 || res.status > 299 || res.status === 204) return
+    const text = await res.clone().text()
+    const json = res.headers.get('content-type')?.startsWith('application/json')
+    check ??= answerChecker(app)
+    const problems = (await check)(method, path, res.status, json ? JSON.parse(text) : text)
+    if (problems.length > 0)
+      throw new Error(`answer differs from the OpenAPI document:\n${problems.join('\n')}`)
+  }
   const ctx: TestContext = {
     store,
     app,
@@ -74,7 +87,9 @@ export async function setup(options: { databaseUrl?: string } = {}): Promise<Tes
         body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body)
         headers['Content-Type'] ??= 'application/json'
       }
-      return app.request(path, { method, headers, body })
+      const res = await app.request(path, { method, headers, body })
+      await checkAnswer(method, path, res)
+      return res
     },
     async json(method, path, options) {
       const res = await ctx.call(method, path, options)

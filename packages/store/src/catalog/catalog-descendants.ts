@@ -48,6 +48,15 @@ export function withDescendants(
   }))
 }
 
+/** The descendants `withDescendants` gives one table (none: an empty list). */
+export function descendantsOf(
+  descendants: Descendants,
+  schema: string,
+  table: string,
+): readonly InheritanceChild[] {
+  return descendants.get(descendantKey(schema, table)) ?? []
+}
+
 function group(
   tables: readonly { schema: string; table: string; ancestors?: RelationName[] | null }[],
 ): Descendants {

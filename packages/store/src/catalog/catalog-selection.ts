@@ -2,12 +2,9 @@
 import type { RelationName } from '@palisade/core'
 import * as v from 'valibot'
 import { type ErrorDetail, ValidationError } from '../kernel/errors.js'
-import { yieldTurn } from '../kernel/slices.js'
+import { turnTaker } from '../kernel/slices.js'
 import { boundedString, detailsOf } from '../kernel/validation.js'
 import { catalogIds, type SaveSchemaInput } from './catalog-view.js'
-
-/** Tables checked or turned into rows between two turns of the event loop. */
-const TABLES_PER_TURN = 500
 
 const name = boundedString(1, 63)
 const relationNames = v.nullish(
@@ -50,7 +47,7 @@ const tableFields = v.object({
 
 /**
  * Checks a selection as `parseBody` would (every problem reported together, 422), table by
- * table, with a turn for other work every few hundred tables; visible schema names are unique.
+ * table, with a turn for other work every few milliseconds; visible schema names are unique.
  */
 export async function checkSelection(input: unknown): Promise<SaveSchemaInput[]> {
   if (!Array.isArray(input)) {
@@ -61,7 +58,7 @@ export async function checkSelection(input: unknown): Promise<SaveSchemaInput[]>
   const details: ErrorDetail[] = []
   const out: SaveSchemaInput[] = []
   const visible = new Set<string>()
-  let sinceTurn = 0
+  const turn = turnTaker()
   for (const [i, raw] of input.entries()) {
     const schema = v.safeParse(schemaFields, raw, { abortEarly: false })
     if (!schema.success) {
@@ -83,10 +80,7 @@ export async function checkSelection(input: unknown): Promise<SaveSchemaInput[]>
       const table = v.safeParse(tableFields, t, { abortEarly: false })
       if (table.success) tables.push(table.output)
       else details.push(...detailsOf(table.issues, `[${i}].tables[${j}]`))
-      if (++sinceTurn >= TABLES_PER_TURN) {
-        sinceTurn = 0
-        await yieldTurn()
-      }
+      await turn()
     }
     out.push({ ...s, tables })
   }
@@ -152,7 +146,7 @@ export interface SelectionRows {
 export async function selectionRows(ds: string, input: SaveSchemaInput[]): Promise<SelectionRows> {
   const schemas = new Map<string, SchemaRow>()
   const tables = new Map<string, SelectionTable>()
-  let sinceTurn = 0
+  const turn = turnTaker()
   for (const s of input) {
     const schemaId = catalogIds.schema(ds, s.schema_name)
     schemas.set(schemaId, {
@@ -200,10 +194,7 @@ export async function selectionRows(ds: string, input: SaveSchemaInput[]): Promi
         },
         columns,
       })
-      if (++sinceTurn >= TABLES_PER_TURN) {
-        sinceTurn = 0
-        await yieldTurn()
-      }
+      await turn()
     }
   }
   return { schemas: [...schemas.values()], tables: [...tables.values()] }

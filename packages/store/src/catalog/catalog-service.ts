@@ -9,6 +9,7 @@ import { catalogChanges, definitionsChanged } from './catalog-changes.js'
 import { type Exposure, exposureOfSelection, readExposure } from './catalog-exposure.js'
 import { idIn } from './catalog-json.js'
 import { type CatalogPageFilter, readCatalogPage } from './catalog-page.js'
+import { type PlannedSave, planSave } from './catalog-save-plan.js'
 import { checkSelection, type SelectionRows, selectionRows } from './catalog-selection.js'
 import {
   type CatalogSyncPlan,
@@ -88,9 +89,10 @@ export class CatalogService {
   /**
    * Replaces the stored selection (docs/admin-api.md#catalog-discovery `save_catalog`) from column metadata the caller
    * read upstream. One datasource/update `catalog` entry; dependent relationships and anchors of
-   * removed tables are deleted with their own entries. The rows are built, and new tables
-   * stored hidden, before the transaction (`stageNewTables`); the transaction writes the rest in
-   * bulk. Only a save that changed rows moves the catalog version.
+   * removed tables are deleted with their own entries. The rows are built, new tables stored
+   * hidden (`stageNewTables`) and the rest compared with the stored catalog (`planSave`) before
+   * the transaction; the transaction writes only what differs, in bulk. Only a save that changed
+   * rows moves the catalog version.
    */
   async saveCatalog(
     datasourceId: string,
@@ -98,11 +100,12 @@ export class CatalogService {
     actorId: string,
     options: CatalogJobOptions = {},
   ): Promise<{ exposed_tables: number; exposed_columns: number }> {
-    await requireDatasource(this.#ctx.db, datasourceId)
+    const first = await requireDatasource(this.#ctx.db, datasourceId)
     const rows = await selectionRows(datasourceId, await checkSelection(schemas))
     const staged = await stageNewTables(this.#ctx.db, datasourceId, rows, options.onProgress)
     try {
-      return await this.#writeSaved(datasourceId, rows, staged, actorId, options)
+      const planned = await planSave(this.#ctx.db, datasourceId, first.catalogVersion, rows, staged)
+      return await this.#writeSaved(datasourceId, rows, staged, planned, actorId, options)
     } catch (error) {
       await dropStaged(this.#ctx.db, staged).catch(() => {})
       throw error
@@ -113,13 +116,20 @@ export class CatalogService {
     datasourceId: string,
     rows: SelectionRows,
     staged: Staged,
+    planned: PlannedSave,
     actorId: string,
     options: CatalogJobOptions,
   ): Promise<{ exposed_tables: number; exposed_columns: number }> {
     return this.#ctx.mutate(actorId, async (m) => {
-      await requireDatasource(m.tx, datasourceId, true)
-      const before = await readExposure(m.tx, datasourceId)
-      const changed = await writeSelection(m, datasourceId, rows, staged, options.onProgress)
+      const row = await requireDatasource(m.tx, datasourceId, true)
+      // The plan holds while no catalog change committed since it was read.
+      const current = row.catalogVersion === planned.version
+      const before = current ? planned.before : await readExposure(m.tx, datasourceId)
+      const unchanged = current ? planned.unchanged : new Set<string>()
+      const changed = await writeSelection(m, datasourceId, rows, staged, {
+        unchanged,
+        onProgress: options.onProgress,
+      })
       const after = changed > 0 ? await exposureAfterSave(m.tx, datasourceId, rows) : before
       if (changed > 0) await bumpCatalogVersion(m.tx, datasourceId)
       const changes = catalogChanges(before, after, 'save_catalog')
@@ -202,8 +212,13 @@ export class CatalogService {
       const after = touched.length > 0 ? await readExposure(m.tx, datasourceId, touched) : before
       m.audit('datasource', datasourceId, 'update', catalogChanges(before, after, 'sync_catalog'))
       if (touched.length > 0) {
-        await bumpCatalogVersion(m.tx, datasourceId)
-        m.invalidate({ type: 'ds', datasourceId })
+        const version = await bumpCatalogVersion(m.tx, datasourceId)
+        const relations = [...upserts, ...deletedColumns, ...relationUpdates].map((r) => ({
+          schema: r.schema,
+          table: r.table,
+        }))
+        // Sessions of this process patch these tables into the catalog they keep.
+        m.invalidate({ type: 'ds', datasourceId, catalogEdit: { version, relations } })
       }
       return report
     })

@@ -1,5 +1,5 @@
 import type { RelationName, TableKind } from '@palisade/core'
-import { yieldTurn } from '../kernel/slices.js'
+import { turnTaker } from '../kernel/slices.js'
 import type { CatalogView } from './catalog-view.js'
 
 /** One live upstream column, as discovery reads it. */
@@ -64,6 +64,8 @@ export interface CatalogSyncPlan {
   /** Stored relations whose kind or view definition changed upstream. */
   relationUpdates: {
     tableId: string
+    schema: string
+    table: string
     tableType: TableKind
     viewDefinition: string | null
     viewReads: RelationName[] | null
@@ -90,21 +92,22 @@ export function planCatalogSync(
   }
 }
 
-/** `planCatalogSync` with a turn for other work every few thousand tables or columns. */
+/** `planCatalogSync` with a turn for other work every few milliseconds. */
 export async function planCatalogSyncInTurns(
   view: CatalogView,
   upstream: UpstreamCatalogSnapshot,
 ): Promise<CatalogSyncPlan> {
   const steps = planSteps(view, upstream)
+  const turn = turnTaker()
   for (;;) {
     const step = steps.next()
     if (step.done) return step.value
-    await yieldTurn()
+    await turn()
   }
 }
 
-/** Work items (tables or columns) between two pauses of `planSteps`. */
-const STEP = 2000
+/** Work items (tables or columns) between two pauses of `planSteps`, where a turn may be taken. */
+const STEP = 250
 
 /** The comparison, pausing (yielding) every STEP items so a caller can give other work a turn. */
 function* planSteps(
@@ -173,6 +176,8 @@ function* planSteps(
       if (relation && relation.view_definition !== undefined) {
         const update = {
           tableId: table.id,
+          schema: schema.schema_name,
+          table: table.table_name,
           tableType: relation.table_type,
           viewDefinition: relation.view_definition ?? null,
           viewReads: relation.view_reads ?? null,

@@ -127,8 +127,9 @@ async function writeTags(
     before,
     after: tags,
   })
-  await bumpCatalogVersion(m.tx, datasourceId)
-  m.invalidate({ type: 'ds', datasourceId })
+  const version = await bumpCatalogVersion(m.tx, datasourceId)
+  const relations = [{ schema: object.schema, table: object.table }]
+  m.invalidate({ type: 'ds', datasourceId, catalogEdit: { version, relations } })
   return true
 }
 

@@ -124,18 +124,25 @@ export async function dropStaged(db: Db, staged: Staged): Promise<void> {
   }
 }
 
+/** What `writeSelection` may skip and whom it tells its progress. */
+export interface WriteOptions {
+  /** Tables (ids) known to be stored exactly as the selection has them (`planSave`). */
+  unchanged?: ReadonlySet<string>
+  onProgress?: ProgressListener
+}
+
 /**
  * Writes a checked selection in a few statements per thousand tables: schemas, tables and
  * columns kept are upserted (rows that did not change are not written), the rest removed;
- * staged tables only get their selection. Returns how many rows were inserted, updated or
- * deleted.
+ * staged tables only get their selection, unchanged ones nothing. Returns how many rows were
+ * inserted, updated or deleted.
  */
 export async function writeSelection(
   m: Mutation,
   ds: string,
   rows: SelectionRows,
   staged: Staged,
-  onProgress?: ProgressListener,
+  { unchanged = new Set(), onProgress }: WriteOptions = {},
 ): Promise<number> {
   const tx = m.tx
   const keepTables = rows.tables.map((t) => t.row.id)
@@ -165,8 +172,8 @@ export async function writeSelection(
   )
   changed += await upsertSchemas(tx, ds, rows)
   // Staged tables were counted as they were stored: these slices count the others.
-  let done = staged.tables.size
-  const open = rows.tables.filter((t) => !staged.settled.has(t.row.id))
+  let done = staged.tables.size + [...unchanged].filter((id) => !staged.tables.has(id)).length
+  const open = rows.tables.filter((t) => !staged.settled.has(t.row.id) && !unchanged.has(t.row.id))
   for (const slice of slicesOf(open, TABLES_PER_STATEMENT)) {
     changed += await upsertTables(
       tx,

@@ -1,3 +1,4 @@
+import type { CatalogEdit } from './catalog-edit.js'
 import { ChangeConfirmations, CONFIRM_TIMEOUT_MS } from './change-confirmations.js'
 
 /**
@@ -6,7 +7,12 @@ import { ChangeConfirmations, CONFIRM_TIMEOUT_MS } from './change-confirmations.
  */
 export type ChangeEvent =
   | { type: 'user'; userIds: readonly string[] }
-  | { type: 'ds'; datasourceId: string }
+  | {
+      type: 'ds'
+      datasourceId: string
+      /** A catalog change's extent, heard in this process only (never sent to other instances). */
+      catalogEdit?: CatalogEdit
+    }
   | { type: 'ds_users'; datasourceId: string; userIds: readonly string[] }
   | { type: 'everyone' }
 

@@ -28,6 +28,8 @@ export const AUDIT_RESOURCE_TYPES = [
   'column_anchor',
   'access_request',
   'catalog_tag',
+  /** OpenID Connect providers for token logins (docs/sso.md). */
+  'identity_provider',
   /** Retention removing old query-audit entries (docs/audit.md#retention). */
   'query_audit',
 ] as const

@@ -14,3 +14,21 @@ export function slicesOf<T>(items: readonly T[], size: number): T[][] {
 export function yieldTurn(): Promise<void> {
   return nextTurn()
 }
+
+/** Longest a stretch of work taking turns (`turnTaker`) holds the thread. */
+const TURN_MS = 8
+
+/**
+ * A turn for other work once `ms` of work ran since the last one: `await turn()` in a loop
+ * keeps each stretch short whatever an item costs (a table of ten columns or of a thousand)
+ * and however busy the machine is.
+ */
+export function turnTaker(ms = TURN_MS): () => Promise<void> | undefined {
+  let since = performance.now()
+  return () => {
+    if (performance.now() - since < ms) return undefined
+    return yieldTurn().then(() => {
+      since = performance.now()
+    })
+  }
+}

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { boolean, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { identityProviders } from '../identity-providers/identity-providers-tables.js'
 import { idColumn, timestamps, ts, validity } from '../kernel/columns.js'
 import { users } from '../users/users-tables.js'
 
@@ -25,6 +26,10 @@ export const roleMembers = pgTable(
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
     ...validity(),
+    /** Set when an identity provider's role claim granted it (docs/sso.md): each login re-syncs. */
+    identityProviderId: uuid('identity_provider_id').references(() => identityProviders.id, {
+      onDelete: 'cascade',
+    }),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [

@@ -1,7 +1,9 @@
 import type { Catalog, CatalogSchema, CatalogTable, RelationName, TableKind } from '@palisade/core'
 import { sql } from 'drizzle-orm'
 import { readDescendants, withDescendants } from '../catalog/catalog-descendants.js'
+import { jsonRows } from '../catalog/catalog-json.js'
 import { withTags } from '../catalog/catalog-tags.js'
+import type { EditedRelation } from '../kernel/catalog-edit.js'
 import { type Db, rowsOf } from '../kernel/db.js'
 
 /** Longest the parse of a large catalog holds the thread before it lets other work run. */
@@ -30,7 +32,16 @@ type TableDoc = [
  * table, and the rows are parsed a slice at a time, so that a catalog of 10,000 tables costs
  * one statement and never holds the thread that serves every connection for long.
  */
-export async function readSessionCatalog(db: Db, datasourceId: string): Promise<Catalog> {
+export async function readSessionCatalog(
+  db: Db,
+  datasourceId: string,
+  only?: readonly EditedRelation[],
+): Promise<Catalog> {
+  // `only`: those tables alone (each exposed schema is still listed, maybe without tables).
+  const onlyThese = only
+    ? sql`AND (s.schema_name, t.table_name) IN (SELECT x.schema, x."table"
+        FROM json_to_recordset(${jsonRows(only)}) AS x(schema text, "table" text))`
+    : sql``
   const rows = await rowsOf<Row>(
     db.execute(sql`
       SELECT s.schema_name, s.schema_alias, t.doc
@@ -41,7 +52,7 @@ export async function readSessionCatalog(db: Db, datasourceId: string): Promise<
           (SELECT coalesce(json_agg(json_build_array(c.column_name, c.data_type, c.is_nullable)
              ORDER BY c.ordinal_position), '[]'::json)
            FROM catalog_columns c WHERE c.table_id = t.id AND c.is_selected))::text AS doc
-        FROM catalog_tables t WHERE t.schema_id = s.id AND t.is_selected
+        FROM catalog_tables t WHERE t.schema_id = s.id AND t.is_selected ${onlyThese}
       ) t ON true
       WHERE s.datasource_id = ${datasourceId} AND s.is_selected
       ORDER BY s.schema_name, t.table_name`),

@@ -9,6 +9,8 @@ import type {
 } from '@palisade/core'
 import { eq, inArray, sql } from 'drizzle-orm'
 import { activeNow, nextBound } from '../access/grant-window.js'
+import type { CatalogEdit, EditedRelation } from '../kernel/catalog-edit.js'
+import type { ChangeNotice } from '../kernel/change-feed.js'
 import type { StoreContext } from '../kernel/context.js'
 import { type Db, rowsOf } from '../kernel/db.js'
 import { ResourceNotFoundError, SessionDeniedError } from '../kernel/errors.js'
@@ -24,6 +26,7 @@ import {
 import { readLinks } from '../relationships/relationship-rows.js'
 import { attributeDefinitions, datasources, users } from '../tables.js'
 import { readSessionCatalog } from './session-catalog.js'
+import { patchSessionCatalog } from './session-catalog-patch.js'
 
 let epochCounter = 0
 
@@ -138,18 +141,39 @@ function validUntilOf(
   return next === null ? {} : { validUntil: next }
 }
 
-/** Builds the data plane's session contexts (docs/roles-and-access.md#roles, design 2). */
 /** Derivation label of each datasource's keyed-hash mask key. */
 const MASK_KEY_PURPOSE = 'palisade-mask-key:'
+/** Catalog edits kept per datasource: a kept catalog further behind is read whole. */
+const MAX_EDITS = 64
 
+/** Builds the data plane's session contexts (docs/roles-and-access.md#roles, design 2). */
 export class SessionContextBuilder {
   readonly #ctx: StoreContext
   readonly #staticsCache = new Map<string, { version: number; entry: Promise<DatasourceStatics> }>()
   readonly #policyCache = new Map<string, { version: string; rows: Reaching[] }>()
   #defsCache: { fingerprint: string; defs: AttributeDefinition[] } | undefined
+  /** Committed catalog edits heard in this process, by datasource and version. */
+  readonly #edits = new Map<string, Map<number, CatalogEdit>>()
 
   constructor(ctx: StoreContext) {
     this.#ctx = ctx
+  }
+
+  /**
+   * Hears a committed change (the store subscribes it to its change feed): a catalog change
+   * that says which tables it wrote lets the next read patch the kept catalog.
+   */
+  hear(change: ChangeNotice): void {
+    if (change.type !== 'ds' || !change.catalogEdit) return
+    let edits = this.#edits.get(change.datasourceId)
+    if (!edits) {
+      edits = new Map()
+      this.#edits.set(change.datasourceId, edits)
+    }
+    edits.set(change.catalogEdit.version, change.catalogEdit)
+    for (const version of edits.keys()) {
+      if (version <= change.catalogEdit.version - MAX_EDITS) edits.delete(version)
+    }
   }
 
   /**
@@ -251,9 +275,10 @@ export class SessionContextBuilder {
   async #statics(db: Db, dsId: string, version: number): Promise<DatasourceStatics> {
     const hit = this.#staticsCache.get(dsId)
     if (hit && hit.version === version) return hit.entry
+    const edited = hit ? this.#editedSince(dsId, hit.version, version) : undefined
     const entry = (async (): Promise<DatasourceStatics> => {
       const [catalog, links] = await Promise.all([
-        readSessionCatalog(db, dsId),
+        edited && hit ? this.#patched(db, dsId, hit.entry, edited) : readSessionCatalog(db, dsId),
         readLinks(db, dsId),
       ])
       return { version, catalog, ...links }
@@ -265,6 +290,34 @@ export class SessionContextBuilder {
       if (this.#staticsCache.get(dsId)?.entry === entry) this.#staticsCache.delete(dsId)
     })
     return entry
+  }
+
+  /** The relations edited from `from` to `to`, when every version between was heard. */
+  #editedSince(dsId: string, from: number, to: number): EditedRelation[] | undefined {
+    const edits = this.#edits.get(dsId)
+    if (!edits || to <= from || to - from > MAX_EDITS) return undefined
+    const relations: EditedRelation[] = []
+    for (let version = from + 1; version <= to; version++) {
+      const edit = edits.get(version)
+      if (!edit) return undefined
+      relations.push(...edit.relations)
+    }
+    return relations
+  }
+
+  /** The kept catalog with `relations` read again; read whole when it cannot be patched. */
+  async #patched(
+    db: Db,
+    dsId: string,
+    kept: Promise<DatasourceStatics>,
+    relations: EditedRelation[],
+  ): Promise<Catalog> {
+    const base = await kept.then(
+      (statics) => statics.catalog,
+      () => undefined,
+    )
+    const patched = base && (await patchSessionCatalog(db, dsId, base, relations))
+    return patched ?? readSessionCatalog(db, dsId)
   }
 
   /** `user` attribute definitions, reused while their fingerprint holds. */

@@ -52,7 +52,18 @@ export function tagsCases(makeStore: MakeStore): void {
 
     it('tags columns and tables, audited, and reaches sessions through the catalog', async () => {
       const events = await captureChanges(store, () => column('email', ['pii.email', 'pii']))
-      expect(events).toEqual([{ type: 'ds', datasourceId: ds.id, origin: 'local' }])
+      // The event says which table the change wrote, so sessions here patch just that one.
+      expect(events).toEqual([
+        {
+          type: 'ds',
+          datasourceId: ds.id,
+          catalogEdit: {
+            version: expect.any(Number),
+            relations: [{ schema: 'public', table: 'people' }],
+          },
+          origin: 'local',
+        },
+      ])
       await column(null, ['crm'])
       expect(await store.catalogTags.list(ds.id)).toEqual([
         { schema_name: 'public', table_name: 'people', column_name: null, tags: ['crm'] },

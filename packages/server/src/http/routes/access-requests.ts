@@ -1,4 +1,5 @@
 import type { AccessRequest, User } from '@palisade/store'
+import { accessRequestAnswer, accessRequestPageAnswer } from '../answers/access-request-answers.js'
 import { ApiError } from '../api-error.js'
 import { toPageInput } from '../pagination.js'
 import { created } from '../responses.js'
@@ -38,6 +39,7 @@ export const accessRequestRoutes: RouteSpec[] = [
     tag: TAG,
     auth: 'user',
     status: 201,
+    response: accessRequestAnswer,
     body: createAccessRequestBody,
     async handler({ c, deps, body }) {
       const request = await deps.store.accessRequests.create(c.get('user').id, body)
@@ -51,6 +53,7 @@ export const accessRequestRoutes: RouteSpec[] = [
     tag: TAG,
     auth: 'user',
     status: 200,
+    response: accessRequestPageAnswer,
     query: listAccessRequestsQuery,
     async handler({ c, deps, query }) {
       const user = c.get('user')
@@ -70,6 +73,7 @@ export const accessRequestRoutes: RouteSpec[] = [
     tag: TAG,
     auth: 'user',
     status: 200,
+    response: accessRequestAnswer,
     params: idParams,
     async handler({ c, deps, params }) {
       return c.json(visibleTo(c.get('user'), await deps.store.accessRequests.get(params.id)))
@@ -81,6 +85,7 @@ export const accessRequestRoutes: RouteSpec[] = [
     summary: 'Approve a pending request (admin; not the requester), creating the time-bound grant',
     tag: TAG,
     status: 200,
+    response: accessRequestAnswer,
     params: idParams,
     body: approveAccessRequestBody,
     bodyOptional: true,
@@ -95,6 +100,7 @@ export const accessRequestRoutes: RouteSpec[] = [
     summary: 'Deny a pending request (admin; not the requester)',
     tag: TAG,
     status: 200,
+    response: accessRequestAnswer,
     params: idParams,
     body: denyAccessRequestBody,
     bodyOptional: true,
@@ -110,6 +116,7 @@ export const accessRequestRoutes: RouteSpec[] = [
     tag: TAG,
     auth: 'user',
     status: 200,
+    response: accessRequestAnswer,
     params: idParams,
     async handler({ c, deps, params }) {
       return c.json(await deps.store.accessRequests.cancel(params.id, c.get('user').id))

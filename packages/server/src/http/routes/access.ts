@@ -1,3 +1,8 @@
+import {
+  accessSummaryAnswer,
+  accessUsersAnswer,
+  windowedRolesAnswer,
+} from '../answers/access-answers.js'
 import { noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import {
@@ -20,6 +25,7 @@ export const accessRoutes: RouteSpec[] = [
     summary: 'Access summary of a datasource',
     tag: TAG,
     status: 200,
+    response: accessSummaryAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.access.get(params.id)),
   }),
@@ -29,6 +35,7 @@ export const accessRoutes: RouteSpec[] = [
     summary: 'Users with direct access',
     tag: TAG,
     status: 200,
+    response: accessUsersAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.access.listUsers(params.id)),
   }),
@@ -52,6 +59,7 @@ export const accessRoutes: RouteSpec[] = [
     summary: 'Roles with access',
     tag: TAG,
     status: 200,
+    response: windowedRolesAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.access.listRoles(params.id)),
   }),

@@ -1,4 +1,5 @@
 import type { AssignPolicyInput } from '@palisade/store'
+import { assignmentAnswer, assignmentListAnswer } from '../answers/policy-answers.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { assignBody, assignmentParams } from '../schemas/assignments.js'
@@ -14,6 +15,7 @@ export const assignmentRoutes: RouteSpec[] = [
     summary: 'Assignments on a datasource',
     tag: TAG,
     status: 200,
+    response: assignmentListAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.assignments.list(params.id)),
   }),
@@ -23,6 +25,7 @@ export const assignmentRoutes: RouteSpec[] = [
     summary: 'Assign a policy',
     tag: TAG,
     status: 201,
+    response: assignmentAnswer,
     params: idParams,
     body: assignBody,
     // scope_mismatch (400) must precede the schema's 422 (docs/admin-api.md#errors); the store checks both.

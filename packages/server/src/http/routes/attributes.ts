@@ -1,4 +1,5 @@
 import type { CreateAttributeInput } from '@palisade/store'
+import { attributeAnswer, attributePageAnswer } from '../answers/attribute-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -19,6 +20,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
     summary: 'Update an attribute definition partially',
     tag: TAG,
     status: 200,
+    response: attributeAnswer,
     params: attributeParams,
     body: updateAttributeBody,
     exists: (deps, p) => deps.store.attributes.get(p.id),
@@ -37,6 +39,7 @@ export const attributeRoutes: RouteSpec[] = [
     summary: 'List attribute definitions',
     tag: TAG,
     status: 200,
+    response: attributePageAnswer,
     query: listAttributesQuery,
     async handler({ c, deps, query }) {
       const filter = { ...toPageInput(query), search: query.search, entity_type: query.entity_type }
@@ -49,6 +52,7 @@ export const attributeRoutes: RouteSpec[] = [
     summary: 'Create an attribute definition',
     tag: TAG,
     status: 201,
+    response: attributeAnswer,
     body: createAttributeBody,
     async handler({ c, deps, body, actorId }) {
       const def = await deps.store.attributes.create(body as CreateAttributeInput, actorId)
@@ -61,6 +65,7 @@ export const attributeRoutes: RouteSpec[] = [
     summary: 'Get an attribute definition',
     tag: TAG,
     status: 200,
+    response: attributeAnswer,
     params: attributeParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.attributes.get(params.id)),
   }),

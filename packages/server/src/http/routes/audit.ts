@@ -1,3 +1,8 @@
+import {
+  adminAuditPageAnswer,
+  loginAuditPageAnswer,
+  queryAuditPageAnswer,
+} from '../answers/audit-answers.js'
 import { exportResponse } from '../audit-export.js'
 import { oneSpelling, toPageInput } from '../pagination.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -57,6 +62,7 @@ export const auditRoutes: RouteSpec[] = [
     summary: 'Query audit log, newest first',
     tag: TAG,
     status: 200,
+    response: queryAuditPageAnswer,
     query: queryAuditQuery,
     async handler({ c, deps, query }) {
       return c.json(
@@ -88,6 +94,7 @@ export const auditRoutes: RouteSpec[] = [
     summary: 'Admin audit log, newest first',
     tag: TAG,
     status: 200,
+    response: adminAuditPageAnswer,
     query: adminAuditQuery,
     async handler({ c, deps, query }) {
       return c.json(
@@ -137,6 +144,7 @@ export const auditRoutes: RouteSpec[] = [
       'Login audit: failed and throttled logins of both planes, cleared throttles; newest first',
     tag: TAG,
     status: 200,
+    response: loginAuditPageAnswer,
     query: loginAuditQuery,
     async handler({ c, deps, query }) {
       return c.json(

@@ -1,12 +1,14 @@
-import { ApiError } from '../api-error.js'
-import { checkCredentials } from '../credentials.js'
-import { newTokenId, signToken } from '../jwt.js'
+import { loginAnswer, userAnswer } from '../answers/user-answers.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { loginBody } from '../schemas/auth.js'
+import { clearSessionCookie } from '../session-cookie.js'
+import { signIn } from '../sign-in.js'
+import { sessionRoutes } from './session.js'
 
 /**
- * `POST /auth/login`, `POST /auth/logout` and `GET /auth/me` (docs/admin-api.md#signing-in); not in the admin
- * audit. Failed and throttled logins go to the login audit (`GET /audit/logins`).
+ * `POST /auth/login`, `POST /auth/logout` and `GET /auth/me` (docs/admin-api.md#signing-in),
+ * and the console's session (`/auth/session`); not in the admin audit. Failed and throttled
+ * logins go to the login audit (`GET /audit/logins`).
  */
 export const authRoutes: RouteSpec[] = [
   defineRoute({
@@ -16,36 +18,31 @@ export const authRoutes: RouteSpec[] = [
     tag: 'auth',
     auth: 'none',
     status: 200,
+    response: loginAnswer,
     body: loginBody,
     async handler({ c, deps, body }) {
-      const user = await checkCredentials(deps, c, body.username, body.password)
-      if (!user.is_admin) throw new ApiError(403, 'admin_required', 'admin access is required')
-      await deps.store.users.recordLogin(user.id)
-      const iat = Math.floor(Date.now() / 1000)
-      const exp = iat + deps.tokenTtlSeconds
-      const token = signToken(
-        { sub: user.id, username: user.username, is_admin: true, iat, exp, jti: newTokenId() },
-        deps.jwtSecret,
-      )
+      const { token, claims, user } = await signIn(deps, c, body.username, body.password)
       return c.json({
         token,
         token_type: 'Bearer',
-        expires_at: new Date(exp * 1000).toISOString(),
-        user: await deps.store.users.get(user.id),
+        expires_at: new Date(claims.exp * 1000).toISOString(),
+        user,
       })
     },
   }),
+  ...sessionRoutes,
   defineRoute({
     method: 'POST',
     path: '/auth/logout',
     summary:
-      'End the bearer token of the request, and no other (on every instance sharing the store)',
+      'End the token of the request, and no other (on every instance sharing the store); a console session also loses its cookie',
     tag: 'auth',
     auth: 'user',
     status: 204,
     async handler({ c, deps }) {
-      const { claims, id } = c.get('token')
+      const { claims, id, viaCookie } = c.get('token')
       await deps.store.tokens.revoke(id, claims.sub, new Date(claims.exp * 1000))
+      if (viaCookie) clearSessionCookie(c)
       return c.body(null, 204)
     },
   }),
@@ -56,6 +53,7 @@ export const authRoutes: RouteSpec[] = [
     tag: 'auth',
     auth: 'user',
     status: 200,
+    response: userAnswer,
     handler: ({ c }) => c.json(c.get('user')),
   }),
 ]

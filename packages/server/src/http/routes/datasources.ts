@@ -1,5 +1,7 @@
 import type { CreateDatasourceInput } from '@palisade/store'
 import { probeUpstream } from '../../upstream/upstream-probe.js'
+import { probeAnswer } from '../answers/check-answers.js'
+import { datasourceAnswer, datasourcePageAnswer } from '../answers/datasource-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -19,6 +21,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
     summary: 'Update a datasource partially (config merges key by key)',
     tag: TAG,
     status: 200,
+    response: datasourceAnswer,
     params: idParams,
     body: updateDatasourceBody,
     exists: (deps, p) => deps.store.datasources.get(p.id),
@@ -45,6 +48,7 @@ export const datasourceRoutes: RouteSpec[] = [
     summary: 'List datasources',
     tag: TAG,
     status: 200,
+    response: datasourcePageAnswer,
     query: listDatasourcesQuery,
     async handler({ c, deps, query }) {
       const page = { ...toPageInput(query), search: query.search }
@@ -57,6 +61,7 @@ export const datasourceRoutes: RouteSpec[] = [
     summary: 'Create a datasource',
     tag: TAG,
     status: 201,
+    response: datasourceAnswer,
     body: createDatasourceBody,
     async handler({ c, deps, body, actorId }) {
       const ds = await deps.store.datasources.create(body as CreateDatasourceInput, actorId)
@@ -69,6 +74,7 @@ export const datasourceRoutes: RouteSpec[] = [
     summary: 'Get a datasource',
     tag: TAG,
     status: 200,
+    response: datasourceAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.datasources.get(params.id)),
   }),
@@ -94,6 +100,7 @@ export const datasourceRoutes: RouteSpec[] = [
     summary: 'Open one upstream connection and report the server version',
     tag: TAG,
     status: 200,
+    response: probeAnswer,
     params: idParams,
     async handler({ c, deps, params }) {
       const conn = await deps.store.datasources.getConnection(params.id)

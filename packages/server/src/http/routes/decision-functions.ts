@@ -1,5 +1,10 @@
 import { testDecisionFunction } from '@palisade/core'
 import type { CreateDecisionFunctionInput } from '@palisade/store'
+import { decisionTestAnswer } from '../answers/check-answers.js'
+import {
+  decisionFunctionAnswer,
+  decisionFunctionPageAnswer,
+} from '../answers/decision-function-answers.js'
 import { ApiError } from '../api-error.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
@@ -21,6 +26,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
     summary: 'Update a decision function (version required)',
     tag: TAG,
     status: 200,
+    response: decisionFunctionAnswer,
     params: idParams,
     body: updateDecisionFunctionBody,
     exists: (deps, p) => deps.store.decisionFunctions.get(p.id),
@@ -51,6 +57,7 @@ export const decisionFunctionRoutes: RouteSpec[] = [
     summary: 'Compile and run source once in the sandbox; nothing is stored',
     tag: TAG,
     status: 200,
+    response: decisionTestAnswer,
     body: testDecisionFunctionBody,
     async handler({ c, body }) {
       const raw = body as Record<string, unknown>
@@ -69,6 +76,7 @@ export const decisionFunctionRoutes: RouteSpec[] = [
     summary: 'List decision functions',
     tag: TAG,
     status: 200,
+    response: decisionFunctionPageAnswer,
     query: listDecisionFunctionsQuery,
     async handler({ c, deps, query }) {
       const page = { ...toPageInput(query), search: query.search }
@@ -81,6 +89,7 @@ export const decisionFunctionRoutes: RouteSpec[] = [
     summary: 'Create a decision function',
     tag: TAG,
     status: 201,
+    response: decisionFunctionAnswer,
     body: createDecisionFunctionBody,
     async handler({ c, deps, body, actorId }) {
       const input = body as CreateDecisionFunctionInput
@@ -94,6 +103,7 @@ export const decisionFunctionRoutes: RouteSpec[] = [
     summary: 'Get a decision function',
     tag: TAG,
     status: 200,
+    response: decisionFunctionAnswer,
     params: idParams,
     async handler({ c, deps, params }) {
       return c.json(await deps.store.decisionFunctions.get(params.id))

@@ -1,3 +1,4 @@
+import * as v from 'valibot'
 import type { ReadinessReport } from '../../health/readiness.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 
@@ -7,6 +8,21 @@ import { defineRoute, type RouteSpec } from '../route-table.js'
  * for a store outage. Ready is readiness: 200 only while the store answers and the change feed is
  * live, else 503 with the reasons; both carry each used datasource's upstream state.
  */
+/** The JSON of `/health`. */
+const healthAnswer = v.strictObject({ status: v.literal('ok'), version: v.string() })
+
+/** The JSON of `/ready`: the same shape on 200 and 503, names of datasources and states only. */
+const readyAnswer = v.strictObject({
+  status: v.picklist(['ready', 'not_ready']),
+  version: v.string(),
+  reasons: v.array(v.string()),
+  store: v.picklist(['ok', 'unreachable']),
+  change_feed: v.picklist(['live', 'down']),
+  datasources: v.array(
+    v.object({ name: v.string(), upstream: v.picklist(['reachable', 'unreachable']) }),
+  ),
+})
+
 export const healthRoutes: RouteSpec[] = [
   defineRoute({
     method: 'GET',
@@ -15,7 +31,9 @@ export const healthRoutes: RouteSpec[] = [
     tag: 'health',
     auth: 'none',
     status: 200,
-    handler: ({ c, deps }) => c.json({ status: 'ok', version: deps.version }),
+    response: healthAnswer,
+    handler: ({ c, deps }) =>
+      c.json({ status: 'ok', version: deps.version } satisfies v.InferOutput<typeof healthAnswer>),
   }),
   defineRoute({
     method: 'GET',
@@ -24,6 +42,7 @@ export const healthRoutes: RouteSpec[] = [
     tag: 'health',
     auth: 'none',
     status: 200,
+    response: readyAnswer,
     async handler({ c, deps }) {
       const report = await deps.readiness.check()
       return c.json(readinessBody(report, deps.version), report.ready ? 200 : 503)
@@ -31,12 +50,14 @@ export const healthRoutes: RouteSpec[] = [
   }),
 ]
 
-/** The JSON of `/ready`: the same shape on 200 and 503, names of datasources and states only. */
-function readinessBody(report: ReadinessReport, version: string) {
+function readinessBody(
+  report: ReadinessReport,
+  version: string,
+): v.InferOutput<typeof readyAnswer> {
   return {
     status: report.ready ? 'ready' : 'not_ready',
     version,
-    reasons: report.reasons,
+    reasons: [...report.reasons],
     store: report.store,
     change_feed: report.changeFeed,
     datasources: report.upstreams.map((u) => ({ name: u.datasource, upstream: u.state })),

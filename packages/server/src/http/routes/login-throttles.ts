@@ -1,8 +1,18 @@
+import * as v from 'valibot'
 import { invalidParameter } from '../api-error.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { clearThrottleQuery } from '../schemas/audit.js'
 
 const TAG = 'auth'
+
+/** One throttled key, as `GET /login-throttles` lists it. */
+const throttleAnswer = v.strictObject({
+  scope: v.picklist(['address', 'account']),
+  key: v.string(),
+  failures: v.number(),
+  window_seconds: v.number(),
+  throttled_until: v.pipe(v.string(), v.isoTimestamp()),
+})
 
 /**
  * The failed-login throttles of this instance (docs/operations.md, "Failed logins"): list the
@@ -15,16 +25,19 @@ export const loginThrottleRoutes: RouteSpec[] = [
     summary: 'Source addresses and account names this instance throttles now (not paged)',
     tag: TAG,
     status: 200,
+    response: v.array(throttleAnswer),
     handler({ c, deps }) {
       const { config } = deps.logins.throttle
       return c.json(
-        deps.logins.throttle.list().map((entry) => ({
-          scope: entry.scope,
-          key: entry.key,
-          failures: entry.failures,
-          window_seconds: Math.round(config.windowMs / 1000),
-          throttled_until: entry.throttledUntil.toISOString(),
-        })),
+        deps.logins.throttle.list().map(
+          (entry): v.InferOutput<typeof throttleAnswer> => ({
+            scope: entry.scope,
+            key: entry.key,
+            failures: entry.failures,
+            window_seconds: Math.round(config.windowMs / 1000),
+            throttled_until: entry.throttledUntil.toISOString(),
+          }),
+        ),
       )
     },
   }),

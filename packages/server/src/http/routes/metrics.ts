@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
+import * as v from 'valibot'
 import { ApiError } from '../api-error.js'
 import { authenticate } from '../auth.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -24,6 +25,8 @@ export const metricsRoutes: RouteSpec[] = [
     tag: 'health',
     auth: 'none',
     status: 200,
+    // Text exposition format 0.0.4, not JSON (openapi.ts gives it `text/plain`).
+    response: v.string(),
     async handler({ c, deps }) {
       if (!deps.metrics) throw new ApiError(404, 'not_found', 'route not found')
       const header = c.req.header('authorization')

@@ -1,3 +1,4 @@
+import * as v from 'valibot'
 import { buildOpenApi } from '../openapi.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 
@@ -14,6 +15,11 @@ export function openApiRoute(table: () => readonly (RouteSpec & { fullPath: stri
     tag: 'openapi',
     auth: 'none',
     status: 200,
+    response: v.looseObject({
+      openapi: v.literal('3.1.0'),
+      info: v.looseObject({ title: v.string(), version: v.string() }),
+      paths: v.record(v.string(), v.record(v.string(), v.looseObject({}))),
+    }),
     handler({ c, deps }) {
       doc ??= buildOpenApi(table(), deps.version)
       return c.json(doc)

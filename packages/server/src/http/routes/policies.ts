@@ -1,4 +1,6 @@
 import type { CreatePolicyInput, UpdatePolicyInput } from '@palisade/store'
+import { expressionCheckAnswer } from '../answers/check-answers.js'
+import { policyAnswer, policyPageAnswer } from '../answers/policy-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -20,6 +22,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
     summary: 'Update a policy (version required; every accepted update increments it)',
     tag: TAG,
     status: 200,
+    response: policyAnswer,
     params: idParams,
     body: updatePolicyBody,
     exists: (deps, p) => deps.store.policies.get(p.id),
@@ -58,6 +61,7 @@ export const policyRoutes: RouteSpec[] = [
     summary: 'Parse a filter or mask expression without saving it',
     tag: TAG,
     status: 200,
+    response: expressionCheckAnswer,
     body: validateExpressionBody,
     async handler({ c, deps, body }) {
       return c.json(await deps.store.policies.validateExpression(body))
@@ -69,6 +73,7 @@ export const policyRoutes: RouteSpec[] = [
     summary: 'List policies',
     tag: TAG,
     status: 200,
+    response: policyPageAnswer,
     query: listPoliciesQuery,
     async handler({ c, deps, query }) {
       const filter = { ...toPageInput(query), search: query.search, policy_type: query.policy_type }
@@ -81,6 +86,7 @@ export const policyRoutes: RouteSpec[] = [
     summary: 'Create a policy',
     tag: TAG,
     status: 201,
+    response: policyAnswer,
     body: createPolicyBody,
     async handler({ c, deps, body, actorId }) {
       const policy = await deps.store.policies.create(body as CreatePolicyInput, actorId)
@@ -93,6 +99,7 @@ export const policyRoutes: RouteSpec[] = [
     summary: 'Get a policy with its assignments',
     tag: TAG,
     status: 200,
+    response: policyAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.policies.get(params.id)),
   }),

@@ -1,5 +1,12 @@
 import { anchorCoverage } from '../../discovery/anchor-coverage.js'
 import { fkSuggestions } from '../../discovery/fk-suggestions.js'
+import {
+  anchorAnswer,
+  anchorListAnswer,
+  fkSuggestionsAnswer,
+  relationshipAnswer,
+  relationshipListAnswer,
+} from '../answers/relationship-answers.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { idParams } from '../schemas/common.js'
@@ -21,6 +28,7 @@ export const relationshipRoutes: RouteSpec[] = [
     summary: 'Relationships of a datasource',
     tag: TAG,
     status: 200,
+    response: relationshipListAnswer,
     params: idParams,
     query: listRelationshipsQuery,
     async handler({ c, deps, params, query }) {
@@ -34,6 +42,7 @@ export const relationshipRoutes: RouteSpec[] = [
     summary: 'Create a child-to-parent relationship',
     tag: TAG,
     status: 201,
+    response: relationshipAnswer,
     params: idParams,
     body: createRelationshipBody,
     exists: (deps, p) => deps.store.datasources.get(p.id),
@@ -60,6 +69,7 @@ export const relationshipRoutes: RouteSpec[] = [
     summary: 'Column anchors of a datasource',
     tag: TAG,
     status: 200,
+    response: anchorListAnswer,
     params: idParams,
     async handler({ c, deps, params }) {
       return c.json(await deps.store.relationships.listAnchors(params.id))
@@ -71,6 +81,7 @@ export const relationshipRoutes: RouteSpec[] = [
     summary: 'Create a column anchor (walk or alias)',
     tag: TAG,
     status: 201,
+    response: anchorAnswer,
     params: idParams,
     body: createAnchorBody,
     exists: (deps, p) => deps.store.datasources.get(p.id),
@@ -97,6 +108,7 @@ export const relationshipRoutes: RouteSpec[] = [
     summary: 'Suggest relationships from the live upstream foreign keys',
     tag: TAG,
     status: 200,
+    response: fkSuggestionsAnswer,
     params: idParams,
     exists: (deps, p) => deps.store.datasources.get(p.id),
     handler: async ({ c, deps, params }) => c.json(await fkSuggestions(deps, params.id)),

@@ -1,4 +1,11 @@
 import type { CreateRoleInput } from '@palisade/store'
+import {
+  effectiveMembersAnswer,
+  roleAnswer,
+  roleDetailAnswer,
+  roleImpactAnswer,
+  rolePageAnswer,
+} from '../answers/role-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -23,6 +30,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
     summary: 'Update a role partially',
     tag: TAG,
     status: 200,
+    response: roleAnswer,
     params: idParams,
     body: updateRoleBody,
     exists: (deps, p) => deps.store.roles.get(p.id),
@@ -41,6 +49,7 @@ export const roleRoutes: RouteSpec[] = [
     summary: 'List roles',
     tag: TAG,
     status: 200,
+    response: rolePageAnswer,
     query: listRolesQuery,
     async handler({ c, deps, query }) {
       return c.json(await deps.store.roles.list({ ...toPageInput(query), search: query.search }))
@@ -52,6 +61,7 @@ export const roleRoutes: RouteSpec[] = [
     summary: 'Create a role',
     tag: TAG,
     status: 201,
+    response: roleAnswer,
     body: createRoleBody,
     async handler({ c, deps, body, actorId }) {
       const role = await deps.store.roles.create(body as CreateRoleInput, actorId)
@@ -64,6 +74,7 @@ export const roleRoutes: RouteSpec[] = [
     summary: 'Get a role with members, edges, assignments and access',
     tag: TAG,
     status: 200,
+    response: roleDetailAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.roles.get(params.id)),
   }),
@@ -76,6 +87,7 @@ export const roleRoutes: RouteSpec[] = [
     tag: TAG,
     // The one delete with a body (docs/roles-and-access.md#roles).
     status: 200,
+    response: roleImpactAnswer,
     params: idParams,
     handler: async ({ c, deps, params, actorId }) =>
       c.json(await deps.store.roles.delete(params.id, actorId)),
@@ -86,6 +98,7 @@ export const roleRoutes: RouteSpec[] = [
     summary: 'Users who are members directly or through child roles',
     tag: TAG,
     status: 200,
+    response: effectiveMembersAnswer,
     params: idParams,
     async handler({ c, deps, params }) {
       return c.json(await deps.store.roles.effectiveMembers(params.id))
@@ -97,6 +110,7 @@ export const roleRoutes: RouteSpec[] = [
     summary: 'What deleting or deactivating the role would touch',
     tag: TAG,
     status: 200,
+    response: roleImpactAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.roles.impact(params.id)),
   }),

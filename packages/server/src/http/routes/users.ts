@@ -1,4 +1,7 @@
 import type { CreateUserInput, UpdateUserInput } from '@palisade/store'
+import { windowedRolesAnswer } from '../answers/access-answers.js'
+import { effectivePoliciesAnswer } from '../answers/check-answers.js'
+import { userAnswer, userPageAnswer } from '../answers/user-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -20,6 +23,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
     summary: 'Update a user partially',
     tag: TAG,
     status: 200,
+    response: userAnswer,
     params: idParams,
     body: updateUserBody,
     exists: (deps, p) => deps.store.users.get(p.id),
@@ -37,6 +41,7 @@ export const userRoutes: RouteSpec[] = [
     summary: 'List users',
     tag: TAG,
     status: 200,
+    response: userPageAnswer,
     query: listUsersQuery,
     async handler({ c, deps, query }) {
       return c.json(await deps.store.users.list({ ...toPageInput(query), search: query.search }))
@@ -48,6 +53,7 @@ export const userRoutes: RouteSpec[] = [
     summary: 'Create a user',
     tag: TAG,
     status: 201,
+    response: userAnswer,
     body: createUserBody,
     async handler({ c, deps, body, actorId }) {
       const user = await deps.store.users.create(body as CreateUserInput, actorId)
@@ -60,6 +66,7 @@ export const userRoutes: RouteSpec[] = [
     summary: 'Get a user',
     tag: TAG,
     status: 200,
+    response: userAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.users.get(params.id)),
   }),
@@ -83,6 +90,7 @@ export const userRoutes: RouteSpec[] = [
     summary: 'Set a user password',
     tag: TAG,
     status: 200,
+    response: userAnswer,
     params: idParams,
     body: passwordBody,
     exists: (deps, p) => deps.store.users.get(p.id),
@@ -96,6 +104,7 @@ export const userRoutes: RouteSpec[] = [
     summary: 'The roles a user is a direct member of, sorted by name',
     tag: TAG,
     status: 200,
+    response: windowedRolesAnswer,
     params: idParams,
     async handler({ c, deps, params }) {
       return c.json(await deps.store.roles.ofUser(params.id))
@@ -107,6 +116,7 @@ export const userRoutes: RouteSpec[] = [
     summary: 'Assignments that reach a user on one datasource',
     tag: TAG,
     status: 200,
+    response: effectivePoliciesAnswer,
     params: idParams,
     query: effectivePoliciesQuery,
     async handler({ c, deps, params, query }) {
