@@ -5,11 +5,6 @@ import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 export interface PushdownCandidate {
   readonly column: string
   readonly node: AstNode
-  /**
-   * Implied rather than written: `a.x = b.y AND a.x = 5` gives `b.y = 5`. Only the virtual
-   * catalog takes these (a catalog statement joins by OID from one pinned relation).
-   */
-  readonly derived?: boolean
 }
 
 /** Built-in comparisons whose implementations for built-in types are leakproof. */
@@ -41,71 +36,7 @@ export function findPushdownCandidates(
     list.push({ column: column.name, node: conjunct })
     out.set(scan, list)
   }
-  deriveEqualities(select.whereClause as AstNode, scans, only, out)
   return out
-}
-
-/**
- * For each written `a.x = b.y` where `a.x = <literal>` is a candidate, the candidate `b.y =
- * <literal>` (and the other way round): implied by the statement, so copying it inside a fence
- * changes no result. Literals only, never a cast or an expression.
- */
-function deriveEqualities(
-  where: AstNode,
-  scans: ReadonlyMap<string, Pg.RangeVar>,
-  only: Pg.RangeVar | undefined,
-  out: Map<Pg.RangeVar, PushdownCandidate[]>,
-): void {
-  const scanOf = (c: { qualifier: string | undefined }) =>
-    c.qualifier === undefined ? only : scans.get(c.qualifier)
-  const literals = new Map<string, AstNode>()
-  for (const [scan, list] of out) {
-    for (const candidate of list) {
-      const literal = equalityLiteral(candidate.node)
-      if (literal)
-        literals.set(`${scan.alias?.aliasname ?? scan.relname}.${candidate.column}`, literal)
-    }
-  }
-  if (literals.size === 0) return
-  for (const conjunct of conjunctsOf(where)) {
-    const expr = nodeBody(conjunct, 'A_Expr')
-    if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
-    const left = columnOf(expr.lexpr as AstNode)
-    const right = columnOf(expr.rexpr as AstNode)
-    if (!left || !right) continue
-    for (const [from, to] of [
-      [left, right],
-      [right, left],
-    ] as const) {
-      const fromScan = scanOf(from)
-      const toScan = scanOf(to)
-      if (!fromScan || !toScan || fromScan === toScan) continue
-      const literal = literals.get(`${fromScan.alias?.aliasname ?? fromScan.relname}.${from.name}`)
-      if (!literal) continue
-      const node: AstNode = {
-        A_Expr: {
-          kind: 'AEXPR_OP',
-          name: [{ String: { sval: '=' } }],
-          lexpr: expr[from === left ? 'rexpr' : 'lexpr'],
-          rexpr: literal,
-        },
-      } as AstNode
-      const list = out.get(toScan) ?? []
-      list.push({ column: to.name, node, derived: true })
-      out.set(toScan, list)
-    }
-  }
-}
-
-/** The literal of `column = 'literal'` (either side), or undefined. */
-function equalityLiteral(node: AstNode): AstNode | undefined {
-  const expr = nodeBody(node, 'A_Expr')
-  if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') return undefined
-  if (tagOf(expr.rexpr) === 'A_Const' && columnOf(expr.lexpr as AstNode))
-    return expr.rexpr as AstNode
-  if (tagOf(expr.lexpr) === 'A_Const' && columnOf(expr.rexpr as AstNode))
-    return expr.lexpr as AstNode
-  return undefined
 }
 
 function conjunctsOf(node: AstNode): AstNode[] {

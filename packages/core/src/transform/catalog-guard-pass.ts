@@ -1,4 +1,3 @@
-import type { PushdownCandidate } from '../analyze/leakproof-conjuncts.js'
 import type { TableReference } from '../analyze/table-reference.js'
 import { statementFragment } from '../ast/deparse.js'
 import {
@@ -8,9 +7,8 @@ import {
   rangeSubselect,
   stringConst,
   stringsOf,
-  tagOf,
 } from '../ast/node.js'
-import { nodeBody, type TreePass } from '../ast/tag-dispatch.js'
+import type { TreePass } from '../ast/tag-dispatch.js'
 import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { castLabel } from '../virtual-catalog/cast-labels.js'
@@ -20,12 +18,10 @@ import {
   guardObjectCast,
 } from '../virtual-catalog/catalog-guards.js'
 import {
-  informationSchemaList,
   informationSchemaSubquery,
   type VirtualInformationSchemaView,
 } from '../virtual-catalog/information-schema.js'
-import { pgCatalogFragment, pgCatalogPlainColumns } from '../virtual-catalog/pg-catalog.js'
-import { copyConjuncts } from './inner-scan.js'
+import { pgCatalogFragment } from '../virtual-catalog/pg-catalog.js'
 import type { TransformContext } from './transform-context.js'
 
 /**
@@ -82,42 +78,22 @@ export function impliedCatalogGuards(
   }
 }
 
-/**
- * A relation of the virtual pg_catalog or information_schema: the user's filtered form. A
- * pg_catalog relation takes the statement's leakproof conditions comparing one of its key
- * columns with a literal (written or implied by a join), inside its fence.
- */
+/** A relation of the virtual pg_catalog or information_schema: the user's filtered form. */
 export function virtualCatalogRelation(
   session: CompiledSession,
   reference: Extract<TableReference, { kind: 'information_schema' | 'pg_catalog' }>,
   alias: Pg.Alias,
-  candidates?: readonly PushdownCandidate[],
 ): AstNode {
-  if (reference.kind !== 'pg_catalog') {
-    return rangeSubselect(catalogView(session, reference.view), alias)
-  }
-  const plain = pgCatalogPlainColumns(session, reference.relation)
-  const literal = (candidates ?? []).filter((c) => comparesWithLiterals(c.node))
-  const pushed = copyConjuncts(literal, 'x', (column) => plain.has(column), true)
-  return rangeSubselect(pgCatalogFragment(session, reference.relation, pushed), alias)
-}
-
-/**
- * Whether a candidate compares with plain literals only (`= '16385'`, `IN (1, 2)`): no cast,
- * which inside the fence could resolve an object name the catalog guards would have refused.
- */
-function comparesWithLiterals(node: AstNode): boolean {
-  const expr = nodeBody(node, 'A_Expr')
-  if (!expr) return false
-  const sides = [expr.lexpr, expr.rexpr].flatMap((side) =>
-    tagOf(side) === 'List' ? ((side as { List: { items?: AstNode[] } }).List.items ?? []) : [side],
+  return rangeSubselect(
+    reference.kind === 'pg_catalog'
+      ? pgCatalogFragment(session, reference.relation)
+      : catalogView(session, reference.view),
+    alias,
   )
-  return sides.every((side) => tagOf(side) === 'ColumnRef' || tagOf(side) === 'A_Const')
 }
 
 /** The session's filtered form of a catalog view, deparsed once per session. */
 function catalogView(session: CompiledSession, view: VirtualInformationSchemaView): AstNode {
-  session.catalogListsRead.add(informationSchemaList(view))
   let fragment = session.catalogViews.get(view)
   if (!fragment) {
     fragment = statementFragment(informationSchemaSubquery(session, view))

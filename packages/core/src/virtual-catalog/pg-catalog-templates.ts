@@ -19,77 +19,59 @@ import { catalogColumns, type VersionedCatalogRelation } from './pg-catalog-colu
  * counts) or other sessions (activity) is not part of the virtual catalog at all.
  */
 
-/**
- * Building blocks: sets of OIDs the virtual relations filter by. Each is a CTE of the fragment
- * that reads it, inlined by PostgreSQL. Membership is tested with `EXISTS (… WHERE key = x.key)`
- * so that PostgreSQL can choose per row (a statement about one relation reads one relation's
- * worth) or hash the whole set once (a listing); nothing inside a set is correlated through a
- * set-returning function, which would make PostgreSQL read the visible lists once per row.
- */
+/** Building blocks: sets of OIDs the virtual relations filter by. */
 const SETS = {
   /** System schemas, always visible. */
   sys_ns: `SELECT n.oid FROM pg_catalog.pg_namespace n
     WHERE n.nspname IN ('pg_catalog', 'information_schema')`,
   sys_rel: `SELECT c.oid FROM pg_catalog.pg_class c
     WHERE c.relnamespace IN (SELECT s.oid FROM palisade.sys_ns s)`,
-  /**
-   * Visible user relations, through pg_class's (name, schema) index. The forms below are chosen
-   * for PostgreSQL's row estimates, not only for meaning: a join with pg_namespace by name, or
-   * an equality on the resolved schema, makes it guess 10 rows for 10,000 and plan nested loops
-   * that read the whole list once per row. `NOT (x IS DISTINCT FROM y)` is equality here (no
-   * side is NULL but a missing schema's), which it does not take for a filter.
-   */
-  rel: `SELECT c.oid FROM palisade.visible_relations v
-    JOIN pg_catalog.pg_class c ON c.relname = v.relname
-      AND NOT (c.relnamespace IS DISTINCT FROM
-        pg_catalog.to_regnamespace(pg_catalog.quote_ident(v.nspname)))`,
-  /** Visible columns of visible relations (`array_position … IS NOT NULL`: estimated as kept). */
-  att: `SELECT a.attrelid, a.attnum FROM palisade.visible_columns v
-    JOIN pg_catalog.pg_class c ON c.relname = v.relname
-      AND NOT (c.relnamespace IS DISTINCT FROM
-        pg_catalog.to_regnamespace(pg_catalog.quote_ident(v.nspname)))
-    JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid
-    WHERE a.attnum > 0 AND NOT a.attisdropped
-      AND pg_catalog.array_position(v.attnames, a.attname) IS NOT NULL`,
-  /** Columns of visible relations that this user may not see (denied, not exposed, dropped). */
+  /** Visible user relations. */
+  rel: `SELECT c.oid FROM pg_catalog.pg_class c
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    JOIN palisade.visible_relations v ON v.nspname = n.nspname AND v.relname = c.relname`,
+  /** Visible columns of visible relations. */
+  att: `SELECT a.attrelid, a.attnum FROM pg_catalog.pg_attribute a
+    JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    JOIN palisade.visible_columns v ON v.nspname = n.nspname AND v.relname = c.relname
+    WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attname = ANY (v.attnames)`,
+  /** Columns of visible relations that this user may not see (denied or not exposed). */
   denied_att: `SELECT a.attrelid, a.attnum FROM pg_catalog.pg_attribute a
-    JOIN palisade.rel r ON r.oid = a.attrelid
-    WHERE a.attnum > 0
+    WHERE a.attrelid IN (SELECT r.oid FROM palisade.rel r) AND a.attnum > 0
       AND NOT EXISTS (SELECT 1 FROM palisade.att v WHERE v.attrelid = a.attrelid AND v.attnum = a.attnum)`,
   /** Schemas: system ones and those holding a visible relation. */
   ns: `SELECT s.oid FROM palisade.sys_ns s
-    UNION SELECT c.relnamespace FROM pg_catalog.pg_class c
-      WHERE EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = c.oid)`,
-  /** Objects (indexes, constraints, defaults) whose definition reads a hidden column. */
-  denied_dep: `SELECT p.classid, p.objid FROM pg_catalog.pg_depend p
-    JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
-    WHERE p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass`,
+    UNION SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid IN (SELECT r.oid FROM palisade.rel r)`,
   /** Indexes of visible relations that touch no hidden column. */
   idx: `SELECT i.indexrelid FROM pg_catalog.pg_index i
-    WHERE EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = i.indrelid)
-      AND NOT EXISTS (SELECT 1 FROM palisade.denied_att d
-        WHERE d.attrelid = i.indrelid AND d.attnum = ANY (i.indkey::pg_catalog.int2[]))
-      AND NOT EXISTS (SELECT 1 FROM palisade.denied_dep p
-        WHERE p.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND p.objid = i.indexrelid)`,
-  /** Constraints between visible relations on visible columns. */
-  user_con: `SELECT co.oid FROM pg_catalog.pg_constraint co
-    WHERE EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = co.conrelid)
-      AND (co.confrelid = 0 OR EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = co.confrelid))
-      AND NOT EXISTS (SELECT 1 FROM palisade.denied_att d
-        WHERE d.attrelid = co.conrelid AND d.attnum = ANY (co.conkey))
-      AND NOT EXISTS (SELECT 1 FROM palisade.denied_att d
-        WHERE d.attrelid = co.confrelid AND d.attnum = ANY (co.confkey))
-      AND NOT EXISTS (SELECT 1 FROM palisade.denied_dep p
-        WHERE p.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND p.objid = co.oid)`,
-  /** Constraints: system ones, and the visible user ones. */
+    WHERE i.indrelid IN (SELECT r.oid FROM palisade.rel r)
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(i.indkey::pg_catalog.int2[]) k(attnum)
+        JOIN palisade.denied_att d ON d.attrelid = i.indrelid AND d.attnum = k.attnum)
+      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend p
+        JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
+        WHERE p.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND p.objid = i.indexrelid
+          AND p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass)`,
+  /** Constraints: system ones, and those between visible relations on visible columns. */
   con: `SELECT co.oid FROM pg_catalog.pg_constraint co
     WHERE co.connamespace IN (SELECT s.oid FROM palisade.sys_ns s)
-    UNION ALL SELECT u.oid FROM palisade.user_con u`,
+      OR (co.conrelid IN (SELECT r.oid FROM palisade.rel r)
+        AND (co.confrelid = 0 OR co.confrelid IN (SELECT r.oid FROM palisade.rel r))
+        AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(co.conkey) k(attnum)
+          JOIN palisade.denied_att d ON d.attrelid = co.conrelid AND d.attnum = k.attnum)
+        AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(co.confkey) k(attnum)
+          JOIN palisade.denied_att d ON d.attrelid = co.confrelid AND d.attnum = k.attnum)
+        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend p
+          JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
+          WHERE p.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND p.objid = co.oid
+            AND p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass))`,
   /** Column defaults of visible columns whose expression reads no hidden column. */
   attrdef: `SELECT ad.oid FROM pg_catalog.pg_attrdef ad
     JOIN palisade.att v ON v.attrelid = ad.adrelid AND v.attnum = ad.adnum
-    WHERE NOT EXISTS (SELECT 1 FROM palisade.denied_dep p
-      WHERE p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND p.objid = ad.oid)`,
+    WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend p
+      JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
+      WHERE p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND p.objid = ad.oid
+        AND p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass)`,
   /** Types of visible columns. */
   col_typ: `SELECT a.atttypid AS oid FROM pg_catalog.pg_attribute a
     JOIN palisade.att v ON v.attrelid = a.attrelid AND v.attnum = a.attnum`,
@@ -100,14 +82,14 @@ const SETS = {
    */
   typ: `SELECT t.oid FROM pg_catalog.pg_type t
     WHERE t.typnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
-      OR EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = t.typrelid)
-      OR EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN palisade.rel r ON r.oid = c.oid
-        WHERE c.reltype = t.typelem)
-      OR EXISTS (SELECT 1 FROM palisade.col_typ c WHERE c.oid = t.oid)
-      OR EXISTS (SELECT 1 FROM pg_catalog.pg_type e JOIN palisade.col_typ c ON c.oid = e.oid
-        WHERE e.typelem = t.oid)
-      OR EXISTS (SELECT 1 FROM pg_catalog.pg_type d JOIN palisade.col_typ c ON c.oid = d.oid
-        WHERE d.typbasetype = t.oid)`,
+      OR t.typrelid IN (SELECT r.oid FROM palisade.rel r)
+      OR t.typelem IN (SELECT c.reltype FROM pg_catalog.pg_class c
+        WHERE c.oid IN (SELECT r.oid FROM palisade.rel r))
+      OR t.oid IN (SELECT c.oid FROM palisade.col_typ c)
+      OR t.oid IN (SELECT e.typelem FROM pg_catalog.pg_type e
+        WHERE e.oid IN (SELECT c.oid FROM palisade.col_typ c))
+      OR t.oid IN (SELECT d.typbasetype FROM pg_catalog.pg_type d
+        WHERE d.oid IN (SELECT c.oid FROM palisade.col_typ c))`,
   /** Expression trees `pg_get_expr` may print, with the relation each belongs to. */
   expr: `SELECT d.adrelid AS rel, d.adbin::pg_catalog.text AS expr FROM palisade.pg_attrdef d
     UNION ALL SELECT c.conrelid, c.conbin::pg_catalog.text FROM palisade.pg_constraint c
@@ -133,7 +115,6 @@ function replacing(
   replacements: Readonly<Record<string, string>>,
   where: string,
   extra: (serverVersion: number) => string[] = () => [],
-  joins = '',
 ): (serverVersion: number) => string {
   return (serverVersion) => {
     const columns = catalogColumns(relation, serverVersion).map((column) => {
@@ -141,7 +122,7 @@ function replacing(
       return replacement === undefined ? `x.${column}` : `${replacement} AS ${column}`
     })
     columns.push(...extra(serverVersion))
-    return `SELECT ${columns.join(', ')} FROM pg_catalog.${relation} x ${joins} WHERE ${where}`
+    return `SELECT ${columns.join(', ')} FROM pg_catalog.${relation} x WHERE ${where}`
   }
 }
 
@@ -184,26 +165,22 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
       relallfrozen: '0',
       relacl: 'NULL::pg_catalog.aclitem[]',
       relnatts: `CASE WHEN x.oid IN (SELECT r.oid FROM palisade.rel r)
-        THEN COALESCE(natts.n, 0)::pg_catalog.int2 ELSE x.relnatts END`,
+        THEN (SELECT pg_catalog.count(*) FROM palisade.att v WHERE v.attrelid = x.oid)::pg_catalog.int2
+        ELSE x.relnatts END`,
       relchecks: `CASE WHEN x.oid IN (SELECT r.oid FROM palisade.rel r)
-        THEN COALESCE(checks.n, 0)::pg_catalog.int2 ELSE x.relchecks END`,
+        THEN (SELECT pg_catalog.count(*) FROM palisade.con c JOIN pg_catalog.pg_constraint k
+          ON k.oid = c.oid WHERE k.conrelid = x.oid AND k.contype = 'c')::pg_catalog.int2
+        ELSE x.relchecks END`,
     },
     `x.relnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
       OR x.oid IN (SELECT r.oid FROM palisade.rel r)
       OR x.oid IN (SELECT i.indexrelid FROM palisade.idx i)`,
-    () => [],
-    // Counted per relation once, not per row: PostgreSQL drops both joins when nobody reads them.
-    `LEFT JOIN (SELECT v.attrelid, pg_catalog.count(*) AS n FROM palisade.att v
-        GROUP BY v.attrelid) natts ON natts.attrelid = x.oid
-      LEFT JOIN (SELECT k.conrelid, pg_catalog.count(*) AS n FROM palisade.user_con c
-        JOIN pg_catalog.pg_constraint k ON k.oid = c.oid WHERE k.contype = 'c'
-        GROUP BY k.conrelid) checks ON checks.conrelid = x.oid`,
   ),
   pg_attribute: filtered(
     'pg_attribute',
-    `(x.attrelid, x.attnum) IN (SELECT v.attrelid, v.attnum FROM palisade.att v)
-      OR x.attrelid IN (SELECT s.oid FROM palisade.sys_rel s)
-      OR x.attrelid IN (SELECT i.indexrelid FROM palisade.idx i)`,
+    `x.attrelid IN (SELECT s.oid FROM palisade.sys_rel s)
+      OR x.attrelid IN (SELECT i.indexrelid FROM palisade.idx i)
+      OR EXISTS (SELECT 1 FROM palisade.att v WHERE v.attrelid = x.attrelid AND v.attnum = x.attnum)`,
   ),
   pg_attrdef: filtered('pg_attrdef', `x.oid IN (SELECT d.oid FROM palisade.attrdef d)`),
   pg_constraint: filtered('pg_constraint', `x.oid IN (SELECT c.oid FROM palisade.con c)`),
@@ -219,7 +196,7 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
         AND (x.objoid IN (SELECT r.oid FROM palisade.rel r)
           OR x.objoid IN (SELECT i.indexrelid FROM palisade.idx i)))
       OR (x.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass
-        AND (x.objoid, x.objsubid) IN (SELECT v.attrelid, v.attnum::pg_catalog.int4 FROM palisade.att v))
+        AND EXISTS (SELECT 1 FROM palisade.att v WHERE v.attrelid = x.objoid AND v.attnum = x.objsubid))
       OR (x.classoid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
         AND x.objoid IN (SELECT n.oid FROM palisade.ns n))
       OR (x.classoid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
@@ -319,8 +296,3 @@ export function catalogTemplate(name: string, serverVersion: number): string | u
 
 /** Names of every virtual relation, for tests and docs. */
 export const VIRTUAL_PG_CATALOG_RELATIONS: readonly string[] = Object.keys(RELATIONS)
-
-/** Whether `palisade.<name>` in a template is a building block (a set of OIDs). */
-export function isCatalogSet(name: string): boolean {
-  return Object.hasOwn(SETS, name)
-}
