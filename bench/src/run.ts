@@ -17,6 +17,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   memory: () => import('./memory.js'),
   catalog: () => import('./catalog.js'),
   'wide-login': () => import('./wide-login.js'),
+  'catalog-browsing': () => import('./catalog-browsing.js'),
   'install-size': () => import('./install-size.js'),
 }
 

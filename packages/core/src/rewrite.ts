@@ -28,6 +28,7 @@ import type { ScanPlan } from './session/scan-plan.js'
 import { wrapScans } from './transform/scan-wrapping-transformer.js'
 import { rewriteShow } from './transform/show-statement.js'
 import { transactionSql } from './transform/transaction-statement.js'
+import { catalogListsWith } from './virtual-catalog/pg-catalog.js'
 
 export interface RewriteOptions {
   /** Clock for query-context decision functions. */
@@ -194,7 +195,8 @@ function rewriteQuery(
       if (!applied.has(entry.policy_id)) applied.set(entry.policy_id, entry)
   }
   checkSelectedColumns(query, analysis, plans)
-  const rewritten = wrapScans(query, session, analysis, plans)
+  session.catalogListsRead.clear()
+  const rewritten = withCatalogLists(wrapScans(query, session, analysis, plans), session)
   const replaced = replaceQuery(stmt, classified, rewritten)
   if (classified.kind !== StatementKind.Explain) {
     return {
@@ -256,6 +258,16 @@ function decideQueryPolicies(
     }
   }
   return outcomes
+}
+
+/** The rewritten query with the visible lists its catalog relations read in its WITH, first. */
+function withCatalogLists(query: AstNode, session: CompiledSession): AstNode {
+  if (session.catalogListsRead.size === 0) return query
+  const select = taggedBody(query, 'SelectStmt')
+  const lists = catalogListsWith(session, session.catalogListsRead)
+  const own = select.withClause
+  const withClause = { ...own, ctes: [...lists, ...(own?.ctes ?? [])] }
+  return { SelectStmt: { ...select, withClause } }
 }
 
 function replaceQuery(stmt: AstNode, classified: ClassifiedStatement, rewritten: AstNode): AstNode {

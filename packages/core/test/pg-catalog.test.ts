@@ -229,6 +229,76 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     })
   })
 
+  it('answers correlated catalog subqueries per outer row as the joins would, hiding the same', async () => {
+    // Drivers look up defaults, constraints and indexes per column or table with subqueries
+    // keyed on the outer row (`d.adrelid = a.attrelid`); those keys run inside the fence.
+    const perRow = await q<{ attname: string; def: string | null }>(
+      `SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) FROM pg_catalog.pg_attrdef d
+          WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum) AS def
+        FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid = 'public.customers'::regclass AND a.attnum > 0 ORDER BY a.attnum`,
+    )
+    expect(perRow.map((r) => r.attname)).not.toContain('ssn')
+    expect(perRow.find((r) => r.attname === 'region')?.def).toBe("'north'::text")
+    const counts = `SELECT c.relname,
+        (SELECT count(*)::int FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid) AS cons,
+        (SELECT count(*)::int FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid) AS idx
+      FROM pg_catalog.pg_class c WHERE c.oid IN ('public.customers'::regclass, 'public.orders'::regclass)
+      ORDER BY 1`
+    const joined = `SELECT c.relname,
+        (SELECT count(*)::int FROM pg_catalog.pg_constraint k JOIN pg_catalog.pg_class r ON r.oid = k.conrelid
+          WHERE r.relname = c.relname AND r.relnamespace = c.relnamespace) AS cons,
+        (SELECT count(*)::int FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class r ON r.oid = i.indrelid
+          WHERE r.relname = c.relname AND r.relnamespace = c.relnamespace) AS idx
+      FROM pg_catalog.pg_class c WHERE c.oid IN ('public.customers'::regclass, 'public.orders'::regclass)
+      ORDER BY 1`
+    const correlated = await q(counts)
+    expect(correlated).toEqual(await q(joined))
+    // The outer alias `x` is the fence's own name inside: the key stays outside, same answer.
+    expect(await q(counts.replaceAll(/\bc\./g, 'x.').replace('pg_class c', 'pg_class x'))).toEqual(
+      correlated,
+    )
+    // The denied column's check constraint and index are not counted.
+    const direct = await db().query<{ cons: number; idx: number }>(
+      `SELECT (SELECT count(*)::int FROM pg_constraint WHERE conrelid = 'public.customers'::regclass) AS cons,
+        (SELECT count(*)::int FROM pg_index WHERE indrelid = 'public.customers'::regclass) AS idx`,
+    )
+    const customers = correlated.find((r) => r['relname'] === 'customers')
+    expect(customers?.['cons']).toBe((direct.rows[0]?.cons ?? 0) - 1)
+    expect(customers?.['idx']).toBe((direct.rows[0]?.idx ?? 0) - 1)
+    // A hidden table's OID as the outer key finds nothing.
+    const hiddenRows = await q<{ n: number; k: number }>(
+      `SELECT (SELECT count(*)::int FROM pg_catalog.pg_attribute a WHERE a.attrelid = h.id) AS n,
+          (SELECT count(*)::int FROM pg_catalog.pg_class k WHERE k.oid = h.id) AS k
+        FROM (VALUES (${hidden.secrets}::oid)) h(id)`,
+    )
+    expect(hiddenRows).toEqual([{ n: 0, k: 0 }])
+  })
+
+  it('answers name patterns without wildcards (as drivers send for one table) like equalities', async () => {
+    const names = async (pattern: string) =>
+      (
+        await q<{ relname: string }>(
+          `SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname LIKE 'public' AND c.relname LIKE '${pattern}' ORDER BY 1`,
+        )
+      ).map((r) => r.relname)
+    expect(await names('customers')).toEqual(['customers'])
+    expect(await names('secrets')).toEqual([])
+    expect(await names('customer_')).toEqual(['customers'])
+    expect(await names('cust%')).toEqual(['customers', 'customers_pkey'])
+  })
+
+  it('answers current_schemas as an array: compared with ANY, subscripted, as a column', async () => {
+    // pgjdbc asks `n.nspname = ANY(current_schemas(true))` when it resolves a type.
+    const rows = await q<{ in_path: boolean; first: string; path: string }>(
+      `SELECT n.nspname = ANY (current_schemas(true)) AS in_path, (current_schemas(true))[1] AS first,
+          current_schemas(false)::text AS path
+        FROM pg_catalog.pg_namespace n WHERE n.nspname = 'pg_catalog'`,
+    )
+    expect(rows).toEqual([{ in_path: true, first: 'pg_catalog', path: '{public}' }])
+  })
+
   it('shows one database, named after the datasource', async () => {
     const rows = await q('SELECT datname, pg_get_userbyid(datdba) AS owner FROM pg_database')
     expect(rows).toEqual([{ datname: 'shop', owner: 'alice' }])

@@ -5,6 +5,17 @@ import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 export interface PushdownCandidate {
   readonly column: string
   readonly node: AstNode
+  /**
+   * Implied rather than written: `a.x = b.y AND a.x = 5` gives `b.y = 5`. Only the virtual
+   * catalog takes these (a catalog statement joins by OID from one pinned relation).
+   */
+  readonly derived?: boolean
+  /**
+   * `column = outer.column`, where `outer` names a relation of an enclosing query (a correlated
+   * subquery's key): the outer reference, as written. Only the virtual catalog takes these,
+   * with the reference cast to the key column's type (catalog-guard-pass.ts).
+   */
+  readonly outer?: Pg.ColumnRef
 }
 
 /** Built-in comparisons whose implementations for built-in types are leakproof. */
@@ -36,7 +47,165 @@ export function findPushdownCandidates(
     list.push({ column: column.name, node: conjunct })
     out.set(scan, list)
   }
+  for (const conjunct of conjunctsOf(select.whereClause as AstNode)) {
+    const equality = likeAsEquality(conjunct)
+    const scan =
+      equality && (equality.qualifier === undefined ? only : scans.get(equality.qualifier))
+    if (!equality || !scan) continue
+    const list = out.get(scan) ?? []
+    list.push({ column: equality.name, node: equality.node, derived: true })
+    out.set(scan, list)
+  }
+  deriveEqualities(select.whereClause as AstNode, scans, only, out)
+  correlatedEqualities(select, scans, out)
   return out
+}
+
+/**
+ * `column LIKE 'text'` whose pattern has no wildcard or escape (drivers write `relname LIKE
+ * 't05000'` for one table): the equality it implies, which matches every row the LIKE does.
+ * LIKE itself is not leakproof; the equality is.
+ */
+function likeAsEquality(
+  node: AstNode,
+): { qualifier: string | undefined; name: string; node: AstNode } | undefined {
+  const expr = nodeBody(node, 'A_Expr')
+  if (expr?.kind !== 'AEXPR_LIKE' || stringsOf(expr.name).join() !== '~~') return undefined
+  const column = columnOf(expr.lexpr as AstNode)
+  const pattern = nodeBody(expr.rexpr as AstNode, 'A_Const')?.sval?.sval
+  if (!column || pattern === undefined || /[%_\\]/.test(pattern)) return undefined
+  const equality = {
+    A_Expr: {
+      kind: 'AEXPR_OP',
+      name: [{ String: { sval: '=' } }],
+      lexpr: expr.lexpr,
+      rexpr: expr.rexpr,
+    },
+  } as AstNode
+  return { ...column, node: equality }
+}
+
+/**
+ * `a.x = o.y` where `a` is a scan of this SELECT and `o` names nothing in its FROM (so an
+ * enclosing query's relation): the candidate `x = o.y` for `a`, with `o.y` kept as written.
+ * Skipped when the FROM holds an item whose names cannot be listed.
+ */
+function correlatedEqualities(
+  select: Pg.SelectStmt,
+  scans: ReadonlyMap<string, Pg.RangeVar>,
+  out: Map<Pg.RangeVar, PushdownCandidate[]>,
+): void {
+  const local = fromClauseNames(select.fromClause ?? [])
+  if (!local) return
+  for (const conjunct of conjunctsOf(select.whereClause as AstNode)) {
+    const expr = nodeBody(conjunct, 'A_Expr')
+    if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
+    const sides = [expr.lexpr as AstNode, expr.rexpr as AstNode]
+    for (const [mine, theirs] of [sides, [...sides].reverse()] as const) {
+      const column = columnOf(mine)
+      const outer = columnOf(theirs)
+      if (!column?.qualifier || !outer?.qualifier || local.has(outer.qualifier)) continue
+      const scan = scans.get(column.qualifier)
+      if (!scan) continue
+      const list = out.get(scan) ?? []
+      list.push({ column: column.name, node: conjunct, outer: taggedBody(theirs, 'ColumnRef') })
+      out.set(scan, list)
+    }
+  }
+}
+
+/** The names a FROM clause binds at its level, or undefined when an item cannot be read. */
+export function fromClauseNames(from: readonly unknown[]): Set<string> | undefined {
+  const names = new Set<string>()
+  for (const item of from) if (!collectNames(item as AstNode, names)) return undefined
+  return names
+}
+
+/** Adds the names a FROM item binds at its level; false for an item it cannot read. */
+function collectNames(item: AstNode, names: Set<string>): boolean {
+  const tag = tagOf(item)
+  if (tag === 'RangeVar') {
+    const rv = taggedBody(item, 'RangeVar')
+    names.add(rv.alias?.aliasname ?? rv.relname ?? '')
+    return true
+  }
+  if (tag === 'JoinExpr') {
+    const join = taggedBody(item, 'JoinExpr')
+    if (join.alias?.aliasname) names.add(join.alias.aliasname)
+    return collectNames(join.larg as AstNode, names) && collectNames(join.rarg as AstNode, names)
+  }
+  const body = (item as Record<string, { alias?: Pg.Alias } | undefined>)[tag ?? '']
+  if (
+    (tag === 'RangeSubselect' || tag === 'RangeFunction' || tag === 'RangeTableFunc') &&
+    body?.alias?.aliasname
+  ) {
+    names.add(body.alias.aliasname)
+    return true
+  }
+  return false
+}
+
+/**
+ * For each written `a.x = b.y` where `a.x = <literal>` is a candidate, the candidate `b.y =
+ * <literal>` (and the other way round): implied by the statement, so copying it inside a fence
+ * changes no result. Literals only, never a cast or an expression.
+ */
+function deriveEqualities(
+  where: AstNode,
+  scans: ReadonlyMap<string, Pg.RangeVar>,
+  only: Pg.RangeVar | undefined,
+  out: Map<Pg.RangeVar, PushdownCandidate[]>,
+): void {
+  const scanOf = (c: { qualifier: string | undefined }) =>
+    c.qualifier === undefined ? only : scans.get(c.qualifier)
+  const literals = new Map<string, AstNode>()
+  for (const [scan, list] of out) {
+    for (const candidate of list) {
+      const literal = equalityLiteral(candidate.node)
+      if (literal)
+        literals.set(`${scan.alias?.aliasname ?? scan.relname}.${candidate.column}`, literal)
+    }
+  }
+  if (literals.size === 0) return
+  for (const conjunct of conjunctsOf(where)) {
+    const expr = nodeBody(conjunct, 'A_Expr')
+    if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
+    const left = columnOf(expr.lexpr as AstNode)
+    const right = columnOf(expr.rexpr as AstNode)
+    if (!left || !right) continue
+    for (const [from, to] of [
+      [left, right],
+      [right, left],
+    ] as const) {
+      const fromScan = scanOf(from)
+      const toScan = scanOf(to)
+      if (!fromScan || !toScan || fromScan === toScan) continue
+      const literal = literals.get(`${fromScan.alias?.aliasname ?? fromScan.relname}.${from.name}`)
+      if (!literal) continue
+      const node: AstNode = {
+        A_Expr: {
+          kind: 'AEXPR_OP',
+          name: [{ String: { sval: '=' } }],
+          lexpr: expr[from === left ? 'rexpr' : 'lexpr'],
+          rexpr: literal,
+        },
+      } as AstNode
+      const list = out.get(toScan) ?? []
+      list.push({ column: to.name, node, derived: true })
+      out.set(toScan, list)
+    }
+  }
+}
+
+/** The literal of `column = 'literal'` (either side), or undefined. */
+function equalityLiteral(node: AstNode): AstNode | undefined {
+  const expr = nodeBody(node, 'A_Expr')
+  if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') return undefined
+  if (tagOf(expr.rexpr) === 'A_Const' && columnOf(expr.lexpr as AstNode))
+    return expr.rexpr as AstNode
+  if (tagOf(expr.lexpr) === 'A_Const' && columnOf(expr.rexpr as AstNode))
+    return expr.lexpr as AstNode
+  return undefined
 }
 
 function conjunctsOf(node: AstNode): AstNode[] {

@@ -209,9 +209,11 @@ export class QueryAnalyzer {
       const ctes = (withClause.ctes ?? []).map((c) => taggedBody(c, 'CommonTableExpr'))
       const names = ctes.map((cte) => {
         const name = cte.ctename ?? ''
-        const rename = PLAIN_IDENTIFIER.test(name)
-          ? undefined
-          : `palisade_cte_${this.#cteRenames.size + 1}`
+        // Names Palisade's own CTEs use are never a user's (virtual-catalog/pg-catalog.ts).
+        const rename =
+          PLAIN_IDENTIFIER.test(name) && !name.startsWith('palisade_')
+            ? undefined
+            : `palisade_cte_${this.#cteRenames.size + 1}`
         if (rename) this.#cteRenames.set(cte, rename)
         return [name, rename] as const
       })

@@ -11,7 +11,7 @@ import { CatalogIndex, type IndexedSchema } from './catalog-index.js'
 import { CompiledSession, type SchemaEntry, type TableEntry } from './compiled-session.js'
 import { withInheritance } from './inheritance-plan.js'
 import { hasQueryDecisions, PolicyRuntime, policiesForTable } from './policy-runtime.js'
-import { buildScanPlan } from './scan-plan.js'
+import { buildScanPlan, visibleColumnsOf } from './scan-plan.js'
 import { SessionTables } from './session-tables.js'
 import { viewResolver } from './view-resolution.js'
 
@@ -87,14 +87,13 @@ function compileOne(input: SessionInput, options: CompileOptions): CompiledSessi
   const index = CatalogIndex.of(input.catalog)
   const env = bindEnvironment(input, index)
   const accessMode = input.datasource.accessMode
+  /** The table as the session names it, with the policies that target it. */
+  const tableRules = (schema: IndexedSchema, table: CatalogTable) => ({
+    exposed: { schema: schema.upstream, visibleSchema: schema.visible, table, name: table.name },
+    policies: policiesForTable(runtimes, schema.upstream, table.name, table.ancestors ?? []),
+  })
   const entryOf = (schema: IndexedSchema, table: CatalogTable): TableEntry => {
-    const exposed = {
-      schema: schema.upstream,
-      visibleSchema: schema.visible,
-      table,
-      name: table.name,
-    }
-    const policies = policiesForTable(runtimes, schema.upstream, table.name, table.ancestors ?? [])
+    const { exposed, policies } = tableRules(schema, table)
     const fires = (runtime: PolicyRuntime) => runtime.sessionOutcome() ?? { fire: false }
     const descendants = descendantTables(input.catalog, exposed, (s, t) =>
       index.findTable(s, t),
@@ -113,6 +112,14 @@ function compileOne(input: SessionInput, options: CompileOptions): CompiledSessi
     const dynamic = [policies, ...descendants.map((d) => d.policies)].some(hasQueryDecisions)
     return { exposed, policies, descendants, dynamic, plan }
   }
+  // What a catalog listing needs of a table no statement named: only the hiding policies.
+  // Views, materialized views and foreign tables are settled by a build (view-resolution.ts).
+  const plainTableColumns = (schema: IndexedSchema, table: CatalogTable) => {
+    if (table.kind !== undefined && table.kind !== 'TABLE') return undefined
+    const { exposed, policies } = tableRules(schema, table)
+    const fired = (runtime: PolicyRuntime) => (runtime.sessionOutcome() ?? { fire: false }).fire
+    return visibleColumnsOf(exposed, policies, fired, accessMode)
+  }
   const tablesOf = new Map<IndexedSchema, SessionTables>()
   const sessionTables = (schema: IndexedSchema): SessionTables => {
     let tables = tablesOf.get(schema)
@@ -122,6 +129,7 @@ function compileOne(input: SessionInput, options: CompileOptions): CompiledSessi
         (table) => entryOf(schema, table),
         // A view's state can narrow its plan: settled before anything reads the entry.
         (entry) => session.viewOf(entry),
+        (table) => plainTableColumns(schema, table),
       )
       tablesOf.set(schema, tables)
     }

@@ -45,6 +45,16 @@ export type ViewState =
   | { readonly kind: 'opaque'; readonly reason: string }
   | { readonly kind: 'hidden'; readonly reason: string }
 
+/** A relation a session sees in catalogs, with the columns it sees. */
+export interface VisibleRelation {
+  /** Upstream schema name. */
+  readonly schema: string
+  /** The schema's alias, or its upstream name. */
+  readonly visibleSchema: string
+  readonly name: string
+  readonly columns: readonly string[]
+}
+
 /** One exposed schema under the name users see. */
 export interface SchemaEntry {
   readonly upstream: string
@@ -85,6 +95,13 @@ export class CompiledSession {
   readonly identity: { readonly user: AstNode; readonly catalog: AstNode; readonly schema: AstNode }
   /** @internal Virtualized catalog views, built and deparsed once per session. */
   readonly catalogViews = new Map<string, AstNode>()
+  /** @internal Parts of the virtual pg_catalog relations (pg-catalog.ts), built once per session. */
+  readonly catalogParts = new Map<string, object>()
+  /**
+   * @internal The visible lists the statement being rewritten reads: rewrite.ts defines them
+   * once in its WITH (pg-catalog.ts `catalogListsWith`). Cleared before each statement.
+   */
+  readonly catalogListsRead = new Set<string>()
   /**
    * @internal What the session was compiled from, when compiling it again elsewhere gives the
    * same session (no decision function runs): a rewrite worker compiles its own copy from it.
@@ -164,7 +181,25 @@ export class CompiledSession {
     return withInheritance(plan, entry.policies, entry.descendants, fires, accessMode, env)
   }
 
-  /** Tables and columns visible in catalogs, in schema and table order. */
+  /**
+   * Tables and columns visible in catalogs, in schema and table order, without building the
+   * scan plans of tables no statement named (what catalog listings read).
+   */
+  *visibleRelations(): Iterable<VisibleRelation> {
+    for (const schema of this.schemas.values()) {
+      for (const { table, columns } of schema.tables.visibility()) {
+        if (columns)
+          yield {
+            schema: schema.upstream,
+            visibleSchema: schema.visible,
+            name: table.name,
+            columns,
+          }
+      }
+    }
+  }
+
+  /** Tables and columns visible in catalogs, in schema and table order (builds every plan). */
   *visibleTables(): Iterable<ScanPlan> {
     for (const schema of this.schemas.values()) {
       for (const entry of schema.tables.values()) if (entry.plan) yield entry.plan

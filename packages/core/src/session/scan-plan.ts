@@ -91,18 +91,10 @@ export function buildScanPlan(
   }
   const schema = table.schema
   const tableName = table.name
-  // Column targets name the table or an ancestor's same-named column (children have them all).
-  const lineage = [{ schema, table: tableName }, ...(table.table.ancestors ?? [])]
-  if (policies.tableDenies.filter((p) => note(p)).length > 0) return null
-  const allows = policies.allows.filter((p) => note(p))
-  if (accessMode === 'policy_required' && allows.length === 0) return null
-  const denies = policies.columnDenies.filter((p) => note(p))
+  const lineage = lineageOf(table)
+  const columns = visibleColumnsOf(table, policies, note, accessMode)
+  if (!columns) return null
   const allColumns = table.table.columns.map((c) => c.name)
-  const columns = allColumns.filter(
-    (column) =>
-      (allows.length === 0 || allows.some((p) => columnMatches(p, lineage, column))) &&
-      !denies.some((p) => columnMatches(p, lineage, column)),
-  )
   const visible = new Set(columns)
   const denied = new Set(allColumns.filter((c) => !visible.has(c)))
   const masks = policies.masks.filter((p) => note(p))
@@ -167,6 +159,36 @@ export function buildScanPlan(
       applied,
     }
   }
+}
+
+/** Column targets name the table or an ancestor's same-named column (children have them all). */
+function lineageOf(table: ExposedTable): RelationName[] {
+  return [{ schema: table.schema, table: table.name }, ...(table.table.ancestors ?? [])]
+}
+
+/**
+ * The columns of a table a session sees, in table order, or null when the table is hidden
+ * (table_deny, or no column_allow in policy_required mode). `fired` is asked about the hiding
+ * policies only, so a catalog listing learns what it shows without binding any filter or mask.
+ */
+export function visibleColumnsOf(
+  table: ExposedTable,
+  policies: TablePolicies,
+  fired: (runtime: PolicyRuntime) => boolean,
+  accessMode: AccessMode,
+): string[] | null {
+  if (policies.tableDenies.filter((p) => fired(p)).length > 0) return null
+  const allows = policies.allows.filter((p) => fired(p))
+  if (accessMode === 'policy_required' && allows.length === 0) return null
+  const denies = policies.columnDenies.filter((p) => fired(p))
+  const lineage = lineageOf(table)
+  return table.table.columns
+    .map((c) => c.name)
+    .filter(
+      (column) =>
+        (allows.length === 0 || allows.some((p) => columnMatches(p, lineage, column))) &&
+        !denies.some((p) => columnMatches(p, lineage, column)),
+    )
 }
 
 function columnMatches(

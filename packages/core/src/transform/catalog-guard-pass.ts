@@ -1,14 +1,17 @@
+import type { PushdownCandidate } from '../analyze/leakproof-conjuncts.js'
 import type { TableReference } from '../analyze/table-reference.js'
 import { statementFragment } from '../ast/deparse.js'
 import {
   type AstNode,
+  columnRef,
   type NodeBody,
   type Pg,
   rangeSubselect,
   stringConst,
   stringsOf,
+  tagOf,
 } from '../ast/node.js'
-import type { TreePass } from '../ast/tag-dispatch.js'
+import { nodeBody, type TreePass } from '../ast/tag-dispatch.js'
 import { REG_TYPES } from '../policy/function-allowlist.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { castLabel } from '../virtual-catalog/cast-labels.js'
@@ -18,10 +21,18 @@ import {
   guardObjectCast,
 } from '../virtual-catalog/catalog-guards.js'
 import {
+  informationSchemaList,
   informationSchemaSubquery,
   type VirtualInformationSchemaView,
 } from '../virtual-catalog/information-schema.js'
-import { pgCatalogFragment } from '../virtual-catalog/pg-catalog.js'
+import {
+  pgCatalogFragment,
+  pgCatalogKeyType,
+  pgCatalogPlainColumns,
+  pgCatalogReaches,
+  qualifiedCast,
+} from '../virtual-catalog/pg-catalog.js'
+import { copyConjuncts } from './inner-scan.js'
 import type { TransformContext } from './transform-context.js'
 
 /**
@@ -78,22 +89,74 @@ export function impliedCatalogGuards(
   }
 }
 
-/** A relation of the virtual pg_catalog or information_schema: the user's filtered form. */
+/**
+ * A relation of the virtual pg_catalog or information_schema: the user's filtered form. A
+ * pg_catalog relation takes the statement's leakproof conditions comparing one of its key
+ * columns with a literal (written or implied by a join), inside its fence.
+ */
 export function virtualCatalogRelation(
   session: CompiledSession,
   reference: Extract<TableReference, { kind: 'information_schema' | 'pg_catalog' }>,
   alias: Pg.Alias,
+  candidates?: readonly PushdownCandidate[],
 ): AstNode {
-  return rangeSubselect(
-    reference.kind === 'pg_catalog'
-      ? pgCatalogFragment(session, reference.relation)
-      : catalogView(session, reference.view),
-    alias,
+  if (reference.kind !== 'pg_catalog') {
+    return rangeSubselect(catalogView(session, reference.view), alias)
+  }
+  const plain = pgCatalogPlainColumns(session, reference.relation)
+  const literal = (candidates ?? []).filter((c) => comparesWithLiterals(c.node))
+  const pushed = copyConjuncts(literal, 'x', (column) => plain.has(column), true)
+  pushed.push(...correlatedConjuncts(session, reference.relation, plain, candidates ?? []))
+  return rangeSubselect(pgCatalogFragment(session, reference.relation, pushed), alias)
+}
+
+/**
+ * A correlated subquery's keys (`d.adrelid = a.attrelid`, `a` an enclosing query's relation),
+ * inside the fence as `x.adrelid OPERATOR(pg_catalog.=) a.attrelid::pg_catalog.oid`: the
+ * built-in equality of the key's type, leakproof whatever the outer value, so a lookup per
+ * outer row reads that row's catalog entries instead of the whole visible set.
+ */
+function correlatedConjuncts(
+  session: CompiledSession,
+  relation: string,
+  plain: ReadonlySet<string>,
+  candidates: readonly PushdownCandidate[],
+): AstNode[] {
+  const out: AstNode[] = []
+  for (const candidate of candidates) {
+    const outer = candidate.outer
+    const type = pgCatalogKeyType(candidate.column)
+    const qualifier = stringsOf(outer?.fields)[0]
+    if (!outer || !type || !qualifier || !plain.has(candidate.column)) continue
+    if (!pgCatalogReaches(session, relation, qualifier) || out.length >= 4) continue
+    out.push({
+      A_Expr: {
+        kind: 'AEXPR_OP',
+        name: [{ String: { sval: 'pg_catalog' } }, { String: { sval: '=' } }],
+        lexpr: columnRef('x', candidate.column),
+        rexpr: qualifiedCast({ ColumnRef: outer } as AstNode, type),
+      },
+    } as AstNode)
+  }
+  return out
+}
+
+/**
+ * Whether a candidate compares with plain literals only (`= '16385'`, `IN (1, 2)`): no cast,
+ * which inside the fence could resolve an object name the catalog guards would have refused.
+ */
+function comparesWithLiterals(node: AstNode): boolean {
+  const expr = nodeBody(node, 'A_Expr')
+  if (!expr) return false
+  const sides = [expr.lexpr, expr.rexpr].flatMap((side) =>
+    tagOf(side) === 'List' ? ((side as { List: { items?: AstNode[] } }).List.items ?? []) : [side],
   )
+  return sides.every((side) => tagOf(side) === 'ColumnRef' || tagOf(side) === 'A_Const')
 }
 
 /** The session's filtered form of a catalog view, deparsed once per session. */
 function catalogView(session: CompiledSession, view: VirtualInformationSchemaView): AstNode {
+  session.catalogListsRead.add(informationSchemaList(view))
   let fragment = session.catalogViews.get(view)
   if (!fragment) {
     fragment = statementFragment(informationSchemaSubquery(session, view))

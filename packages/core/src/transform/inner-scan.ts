@@ -75,6 +75,7 @@ export function copyConjuncts(
   candidates: readonly PushdownCandidate[] | undefined,
   inner: string,
   plain: (column: string) => boolean,
+  withDerived = false,
 ): AstNode[] {
   if (!candidates) return []
   // Distinct ones, and a few: enough for the planner to pick an index; thousands would only
@@ -82,6 +83,7 @@ export function copyConjuncts(
   const seen = new Set<string>()
   const pushable = candidates.filter((c) => {
     if (seen.size >= MAX_PUSHED_CONJUNCTS) return false
+    if ((c.derived && !withDerived) || c.outer) return false
     if (!plain(c.column)) return false
     const key = JSON.stringify(c.node)
     if (seen.has(key)) return false

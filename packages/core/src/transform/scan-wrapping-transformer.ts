@@ -141,7 +141,7 @@ export function wrapScans(
         return renamedCteReference(rv, reference, alias)
       case 'information_schema':
       case 'pg_catalog':
-        return virtualCatalogRelation(session, reference, alias)
+        return virtualCatalogRelation(session, reference, alias, analysis.pushdowns.get(rv))
       case 'view':
         return expandView(ctx, reference, plans.get(reference.entry), alias, sample)
       case 'table': {

@@ -76,9 +76,9 @@ function valuesTable(rows: AstNode[][], alias: string, columns: string[]): AstNo
 }
 
 function showTables(session: CompiledSession): AstNode {
-  const rows = [...session.visibleTables()].map((plan) => [
-    stringConst(plan.table.visibleSchema),
-    stringConst(plan.table.name),
+  const rows = [...session.visibleRelations()].map((relation) => [
+    stringConst(relation.visibleSchema),
+    stringConst(relation.name),
   ])
   const columns = ['table_schema', 'table_name']
   if (rows.length === 0) {

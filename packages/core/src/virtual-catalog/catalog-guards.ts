@@ -17,7 +17,12 @@ import {
 } from '../ast/node.js'
 import { taggedBody } from '../ast/tag-dispatch.js'
 import type { CompiledSession } from '../session/compiled-session.js'
-import { pgCatalogExpression, pgCatalogFragment, qualifiedCast } from './pg-catalog.js'
+import {
+  pgCatalogExpression,
+  pgCatalogFragment,
+  pgCatalogPlainColumns,
+  qualifiedCast,
+} from './pg-catalog.js'
 
 /**
  * Catalog functions and object-identifier casts, made safe for a user who knows OIDs.
@@ -161,18 +166,49 @@ function boundArguments(bound: readonly (readonly [string, AstNode])[]): AstNode
   return rangeSubselect(selectStmt({ targets, from: [] }), { aliasname: ARG })
 }
 
-/** `<test> IN (SELECT palisade_visible.<columns> FROM <virtual relation> palisade_visible)`. */
+/**
+ * `<key> IN (SELECT palisade_visible.<column> FROM <virtual relation> palisade_visible)`, with
+ * `x.<column> = <key>` inside the fence too (the key is a bound argument, evaluated outside it,
+ * and the equality is the built-in, leakproof one of OIDs): one lookup, not the visible set.
+ */
 function inVirtual(
   session: CompiledSession,
-  test: AstNode,
+  key: AstNode,
   relation: string,
-  columns: readonly string[],
+  column: string,
 ): AstNode {
   const subselect = selectStmt({
-    targets: columns.map((c) => resTarget(columnRef(VISIBLE, c))),
-    from: [rangeSubselect(pgCatalogFragment(session, relation), { aliasname: VISIBLE })],
+    targets: [resTarget(columnRef(VISIBLE, column))],
+    from: [
+      rangeSubselect(
+        pgCatalogFragment(session, relation, keyedOn(session, relation, column, key)),
+        {
+          aliasname: VISIBLE,
+        },
+      ),
+    ],
   })
-  return { SubLink: { subLinkType: 'ANY_SUBLINK', testexpr: test, subselect } }
+  return { SubLink: { subLinkType: 'ANY_SUBLINK', testexpr: key, subselect } }
+}
+
+/** `x.<column> OPERATOR(pg_catalog.=) <key>` for a fence, when the column is passed through. */
+function keyedOn(
+  session: CompiledSession,
+  relation: string,
+  column: string,
+  key: AstNode,
+): AstNode[] {
+  if (!pgCatalogPlainColumns(session, relation).has(column)) return []
+  return [
+    {
+      A_Expr: {
+        kind: 'AEXPR_OP',
+        name: [stringNode('pg_catalog'), stringNode('=')],
+        lexpr: columnRef('x', column),
+        rexpr: key,
+      },
+    } as AstNode,
+  ]
 }
 
 function catalogCall(name: string, args: AstNode[]): AstNode {
@@ -201,7 +237,7 @@ export function guardCatalogCall(
     return scalarSubquery(
       resTarget(catalogCall(name, callArgs)),
       [boundArguments([['k', qualifiedCast(args[guarded.arg] as AstNode, 'oid')]])],
-      inVirtual(session, key, guarded.relation, [guarded.column]),
+      inVirtual(session, key, guarded.relation, guarded.column),
     )
   }
   const visibility = VISIBILITY_FUNCTIONS[name]
@@ -271,8 +307,14 @@ function answer(session: CompiledSession, name: string, args: readonly AstNode[]
         defresult: path([schema]),
       },
     }
-    // A scalar subquery keeps its parentheses, so `(current_schemas(true))[1]` stays valid.
-    return exprSublink(selectStmt({ targets: [resTarget(value)], from: [] }))
+    // A scalar subquery keeps its parentheses, so `(current_schemas(true))[1]` stays valid;
+    // cast, so `= ANY (current_schemas(true))` still compares with its elements (a bare
+    // subquery there would be `ANY (subquery)`, comparing with the array as a whole).
+    return qualifiedCast(
+      exprSublink(selectStmt({ targets: [resTarget(value)], from: [] })),
+      'name',
+      true,
+    )
   }
   const type = name === 'pg_get_serial_sequence' ? 'text' : 'int8'
   return qualifiedCast(nullConst(), type)
@@ -286,12 +328,35 @@ function answer(session: CompiledSession, name: string, args: readonly AstNode[]
 function guardExpressionPrint(session: CompiledSession, args: readonly AstNode[]): AstNode {
   const tree = columnRef(ARG, 'tree')
   const relation = columnRef(ARG, 'rel')
-  const test: AstNode = {
-    RowExpr: {
-      args: [relation, qualifiedCast(tree, 'text')],
-      row_format: 'COERCE_IMPLICIT_CAST',
-    },
-  }
+  // One lookup per place a tree lives, keyed on the relation inside each fence.
+  const shown = EXPRESSION_SOURCES.map(
+    ([source, relationColumn, treeColumn]): AstNode => ({
+      SubLink: {
+        subLinkType: 'EXISTS_SUBLINK',
+        subselect: selectStmt({
+          targets: [resTarget(numberConst(1))],
+          from: [
+            rangeSubselect(
+              pgCatalogFragment(
+                session,
+                source,
+                keyedOn(session, source, relationColumn, relation),
+              ),
+              { aliasname: VISIBLE },
+            ),
+          ],
+          where: and(
+            binaryOp('=', columnRef(VISIBLE, relationColumn), relation),
+            binaryOp(
+              '=',
+              qualifiedCast(columnRef(VISIBLE, treeColumn), 'text'),
+              qualifiedCast(tree, 'text'),
+            ),
+          ),
+        }),
+      },
+    }),
+  )
   return scalarSubquery(
     resTarget(catalogCall('pg_get_expr', [tree, relation, ...args.slice(2)])),
     [
@@ -300,9 +365,28 @@ function guardExpressionPrint(session: CompiledSession, args: readonly AstNode[]
         ['rel', qualifiedCast(args[1] as AstNode, 'oid')],
       ]),
     ],
-    inVirtual(session, test, 'expr', ['rel', 'expr']),
+    // A NULL tree (a column without a default, in a LEFT JOIN) prints NULL: no lookup at all.
+    {
+      BoolExpr: {
+        boolop: 'AND_EXPR',
+        args: [
+          { NullTest: { arg: tree, nulltesttype: 'IS_NOT_NULL' } },
+          { BoolExpr: { boolop: 'OR_EXPR', args: shown } },
+        ],
+      },
+    } as AstNode,
   )
 }
+
+/** Where the catalog keeps expression trees: relation, its relation column, its tree column. */
+const EXPRESSION_SOURCES = [
+  ['pg_attrdef', 'adrelid', 'adbin'],
+  ['pg_constraint', 'conrelid', 'conbin'],
+  ['pg_index', 'indrelid', 'indexprs'],
+  ['pg_index', 'indrelid', 'indpred'],
+  ['pg_class', 'oid', 'relpartbound'],
+  ['pg_partitioned_table', 'partrelid', 'partexprs'],
+] as const
 
 /**
  * `obj_description` and `col_description`, as PostgreSQL defines them, over the virtual
@@ -369,6 +453,6 @@ export function guardObjectCast(
   return scalarSubquery(
     resTarget(qualifiedCast(key, type), label),
     [boundArguments([['k', qualifiedCast(value, 'oid')]])],
-    inVirtual(session, key, relation, [column]),
+    inVirtual(session, key, relation, column),
   )
 }

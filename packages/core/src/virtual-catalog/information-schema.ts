@@ -52,6 +52,11 @@ export function isVirtualInformationSchemaView(name: string): name is VirtualInf
   return Object.hasOwn(VIEWS, name)
 }
 
+/** The statement-level visible list a view's filter reads (pg-catalog.ts `catalogListsWith`). */
+export function informationSchemaList(view: VirtualInformationSchemaView): string {
+  return view === 'columns' ? 'visible_columns' : 'visible_relations'
+}
+
 /** Columns that would reveal the upstream database or role, or another object's SQL text. */
 const HIDDEN_COLUMNS = new Set(['schema_owner', 'view_definition'])
 
@@ -106,7 +111,7 @@ export function informationSchemaSubquery(
   return selectStmt({
     targets,
     from: [rangeVar('information_schema', view)],
-    where: visibleRowsPredicate(session, spec.keys),
+    where: visibleRowsPredicate(spec.keys),
     fence: true,
   })
 }
@@ -115,34 +120,26 @@ function caseWhen(expr: AstNode, result: AstNode): AstNode {
   return { CaseWhen: { expr, result } }
 }
 
-/** `(keys) IN (VALUES ...)` over the visible objects, or `false` when nothing is visible. */
-function visibleRowsPredicate(session: CompiledSession, keys: readonly string[]): AstNode {
-  const rows: string[][] = []
-  const schemas = new Set<string>()
-  for (const plan of session.visibleTables()) {
-    schemas.add(plan.table.schema)
-    if (keys.length === 2) rows.push([plan.table.schema, plan.table.name])
-    if (keys.length === 3)
-      for (const column of plan.columns) rows.push([plan.table.schema, plan.table.name, column])
-  }
-  if (keys.length === 1) for (const schema of schemas) rows.push([schema])
-  if (rows.length === 0) return { A_Const: { boolval: { boolval: false } } }
+/**
+ * `(keys) IN (SELECT …)` over the statement's visible lists (pg-catalog.ts `catalogListsWith`):
+ * PostgreSQL hashes the visible objects once, where an IN list of 100,000 rows took it minutes.
+ */
+function visibleRowsPredicate(keys: readonly string[]): AstNode {
+  const sql =
+    keys.length === 1
+      ? 'SELECT v.nspname FROM palisade_visible_relations v'
+      : keys.length === 2
+        ? 'SELECT v.nspname, v.relname FROM palisade_visible_relations v'
+        : 'SELECT v.nspname, v.relname, a.attname FROM palisade_visible_columns v, pg_catalog.unnest(v.attnames) a(attname)'
   const lexpr: AstNode =
     keys.length === 1
       ? columnRef(keys[0] as string)
       : { RowExpr: { args: keys.map((k) => columnRef(k)), row_format: 'COERCE_IMPLICIT_CAST' } }
-  const values = rows.map(
-    (row): AstNode =>
-      row.length === 1
-        ? stringConst(row[0] as string)
-        : { RowExpr: { args: row.map(stringConst), row_format: 'COERCE_IMPLICIT_CAST' } },
-  )
   return {
-    A_Expr: {
-      kind: 'AEXPR_IN',
-      name: [{ String: { sval: '=' } }],
-      lexpr,
-      rexpr: { List: { items: values } },
+    SubLink: {
+      subLinkType: 'ANY_SUBLINK',
+      testexpr: lexpr,
+      subselect: { PalisadeFragment: { sql } },
     },
-  }
+  } as unknown as AstNode
 }

@@ -5,8 +5,9 @@ import { catalogColumns, type VersionedCatalogRelation } from './pg-catalog-colu
  * catalogs; `palisade.<name>` relations and functions in it are placeholders that the builder
  * (pg-catalog.ts) replaces with trees, never with text:
  *
- * - `palisade.visible_relations (nspname, relname)` and `palisade.visible_columns (nspname,
- *   relname, attnames)`: the session's visible tables and columns, as VALUES lists;
+ * - `palisade.visible_relations (nspname, relname, oid)` and `palisade.visible_columns (nspname,
+ *   relname, oid, attnames)`: the session's visible tables and columns, with the OID each name
+ *   resolves to upstream (NULL when none);
  * - `palisade.<set>`: another template below (a building block or a virtual relation);
  * - `palisade.schema_label(x)`: the visible name of an upstream schema name (aliases);
  * - `palisade.username()`, `palisade.datasource()`: the Palisade identity.
@@ -19,59 +20,71 @@ import { catalogColumns, type VersionedCatalogRelation } from './pg-catalog-colu
  * counts) or other sessions (activity) is not part of the virtual catalog at all.
  */
 
-/** Building blocks: sets of OIDs the virtual relations filter by. */
+/**
+ * Building blocks: sets of OIDs the virtual relations filter by. Each is a CTE of the fragment
+ * that reads it, inlined by PostgreSQL. Membership is tested with `EXISTS (… WHERE key = x.key)`
+ * where it stands alone in a WHERE (PostgreSQL turns it into a semi-join it can run per row or
+ * hashed), and with `key IN (SELECT …)` inside an OR: there PostgreSQL prices an EXISTS as run
+ * once per row even when it will hash it, and the inflated estimate switches on its JIT compiler
+ * (100 ms and more per statement). Nothing inside a set is correlated through a set-returning
+ * function, which would make PostgreSQL read the visible lists once per row.
+ */
 const SETS = {
   /** System schemas, always visible. */
   sys_ns: `SELECT n.oid FROM pg_catalog.pg_namespace n
     WHERE n.nspname IN ('pg_catalog', 'information_schema')`,
   sys_rel: `SELECT c.oid FROM pg_catalog.pg_class c
     WHERE c.relnamespace IN (SELECT s.oid FROM palisade.sys_ns s)`,
-  /** Visible user relations. */
-  rel: `SELECT c.oid FROM pg_catalog.pg_class c
-    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-    JOIN palisade.visible_relations v ON v.nspname = n.nspname AND v.relname = c.relname`,
-  /** Visible columns of visible relations. */
-  att: `SELECT a.attrelid, a.attnum FROM pg_catalog.pg_attribute a
-    JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
-    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-    JOIN palisade.visible_columns v ON v.nspname = n.nspname AND v.relname = c.relname
-    WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attname = ANY (v.attnames)`,
-  /** Columns of visible relations that this user may not see (denied or not exposed). */
-  denied_att: `SELECT a.attrelid, a.attnum FROM pg_catalog.pg_attribute a
-    WHERE a.attrelid IN (SELECT r.oid FROM palisade.rel r) AND a.attnum > 0
-      AND NOT EXISTS (SELECT 1 FROM palisade.att v WHERE v.attrelid = a.attrelid AND v.attnum = a.attnum)`,
+  /** Visible user relations (the lists carry each one's OID, resolved by name). */
+  rel: `SELECT v.oid FROM palisade.visible_relations v WHERE v.oid IS NOT NULL`,
+  /** Visible columns of visible relations (`array_position … IS NOT NULL`: estimated as kept). */
+  att: `SELECT a.attrelid, a.attnum FROM palisade.visible_columns v
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = v.oid
+    WHERE a.attnum > 0 AND NOT a.attisdropped
+      AND pg_catalog.array_position(v.attnames, a.attname) IS NOT NULL`,
+  /**
+   * Columns of visible relations that this user may not see (denied, not exposed, dropped),
+   * read from the same list as `att` rather than as what `att` lacks: PostgreSQL estimates an
+   * anti-join of two sets of 100,000 columns at one row and then loops over the whole list.
+   */
+  denied_att: `SELECT a.attrelid, a.attnum FROM palisade.visible_columns v
+    JOIN pg_catalog.pg_attribute a ON a.attrelid = v.oid
+    WHERE a.attnum > 0
+      AND (a.attisdropped OR pg_catalog.array_position(v.attnames, a.attname) IS NULL)`,
   /** Schemas: system ones and those holding a visible relation. */
   ns: `SELECT s.oid FROM palisade.sys_ns s
-    UNION SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid IN (SELECT r.oid FROM palisade.rel r)`,
+    UNION SELECT c.relnamespace FROM pg_catalog.pg_class c
+      WHERE EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = c.oid)`,
+  /** Objects (indexes, constraints, defaults) whose definition reads a hidden column. */
+  denied_dep: `SELECT p.classid, p.objid FROM pg_catalog.pg_depend p
+    JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
+    WHERE p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass`,
   /** Indexes of visible relations that touch no hidden column. */
   idx: `SELECT i.indexrelid FROM pg_catalog.pg_index i
-    WHERE i.indrelid IN (SELECT r.oid FROM palisade.rel r)
-      AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(i.indkey::pg_catalog.int2[]) k(attnum)
-        JOIN palisade.denied_att d ON d.attrelid = i.indrelid AND d.attnum = k.attnum)
-      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend p
-        JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
-        WHERE p.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND p.objid = i.indexrelid
-          AND p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass)`,
-  /** Constraints: system ones, and those between visible relations on visible columns. */
+    WHERE EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = i.indrelid)
+      AND NOT EXISTS (SELECT 1 FROM palisade.denied_att d
+        WHERE d.attrelid = i.indrelid AND d.attnum = ANY (i.indkey::pg_catalog.int2[]))
+      AND NOT EXISTS (SELECT 1 FROM palisade.denied_dep p
+        WHERE p.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND p.objid = i.indexrelid)`,
+  /** Constraints between visible relations on visible columns. */
+  user_con: `SELECT co.oid FROM pg_catalog.pg_constraint co
+    WHERE EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = co.conrelid)
+      AND (co.confrelid = 0 OR co.confrelid IN (SELECT r.oid FROM palisade.rel r))
+      AND NOT EXISTS (SELECT 1 FROM palisade.denied_att d
+        WHERE d.attrelid = co.conrelid AND d.attnum = ANY (co.conkey))
+      AND NOT EXISTS (SELECT 1 FROM palisade.denied_att d
+        WHERE d.attrelid = co.confrelid AND d.attnum = ANY (co.confkey))
+      AND NOT EXISTS (SELECT 1 FROM palisade.denied_dep p
+        WHERE p.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND p.objid = co.oid)`,
+  /** Constraints: system ones, and the visible user ones. */
   con: `SELECT co.oid FROM pg_catalog.pg_constraint co
     WHERE co.connamespace IN (SELECT s.oid FROM palisade.sys_ns s)
-      OR (co.conrelid IN (SELECT r.oid FROM palisade.rel r)
-        AND (co.confrelid = 0 OR co.confrelid IN (SELECT r.oid FROM palisade.rel r))
-        AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(co.conkey) k(attnum)
-          JOIN palisade.denied_att d ON d.attrelid = co.conrelid AND d.attnum = k.attnum)
-        AND NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(co.confkey) k(attnum)
-          JOIN palisade.denied_att d ON d.attrelid = co.confrelid AND d.attnum = k.attnum)
-        AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend p
-          JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
-          WHERE p.classid = 'pg_catalog.pg_constraint'::pg_catalog.regclass AND p.objid = co.oid
-            AND p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass))`,
+    UNION ALL SELECT u.oid FROM palisade.user_con u`,
   /** Column defaults of visible columns whose expression reads no hidden column. */
   attrdef: `SELECT ad.oid FROM pg_catalog.pg_attrdef ad
     JOIN palisade.att v ON v.attrelid = ad.adrelid AND v.attnum = ad.adnum
-    WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend p
-      JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
-      WHERE p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND p.objid = ad.oid
-        AND p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass)`,
+    WHERE NOT EXISTS (SELECT 1 FROM palisade.denied_dep p
+      WHERE p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND p.objid = ad.oid)`,
   /** Types of visible columns. */
   col_typ: `SELECT a.atttypid AS oid FROM pg_catalog.pg_attribute a
     JOIN palisade.att v ON v.attrelid = a.attrelid AND v.attnum = a.attnum`,
@@ -83,25 +96,12 @@ const SETS = {
   typ: `SELECT t.oid FROM pg_catalog.pg_type t
     WHERE t.typnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
       OR t.typrelid IN (SELECT r.oid FROM palisade.rel r)
-      OR t.typelem IN (SELECT c.reltype FROM pg_catalog.pg_class c
-        WHERE c.oid IN (SELECT r.oid FROM palisade.rel r))
+      OR t.typelem IN (SELECT c.reltype FROM pg_catalog.pg_class c JOIN palisade.rel r ON r.oid = c.oid
+        WHERE c.reltype <> 0)
       OR t.oid IN (SELECT c.oid FROM palisade.col_typ c)
-      OR t.oid IN (SELECT e.typelem FROM pg_catalog.pg_type e
-        WHERE e.oid IN (SELECT c.oid FROM palisade.col_typ c))
+      OR t.oid IN (SELECT e.typelem FROM pg_catalog.pg_type e JOIN palisade.col_typ c ON c.oid = e.oid)
       OR t.oid IN (SELECT d.typbasetype FROM pg_catalog.pg_type d
-        WHERE d.oid IN (SELECT c.oid FROM palisade.col_typ c))`,
-  /** Expression trees `pg_get_expr` may print, with the relation each belongs to. */
-  expr: `SELECT d.adrelid AS rel, d.adbin::pg_catalog.text AS expr FROM palisade.pg_attrdef d
-    UNION ALL SELECT c.conrelid, c.conbin::pg_catalog.text FROM palisade.pg_constraint c
-      WHERE c.conbin IS NOT NULL
-    UNION ALL SELECT i.indrelid, i.indexprs::pg_catalog.text FROM palisade.pg_index i
-      WHERE i.indexprs IS NOT NULL
-    UNION ALL SELECT i.indrelid, i.indpred::pg_catalog.text FROM palisade.pg_index i
-      WHERE i.indpred IS NOT NULL
-    UNION ALL SELECT c.oid, c.relpartbound::pg_catalog.text FROM palisade.pg_class c
-      WHERE c.relpartbound IS NOT NULL
-    UNION ALL SELECT p.partrelid, p.partexprs::pg_catalog.text FROM palisade.pg_partitioned_table p
-      WHERE p.partexprs IS NOT NULL`,
+        JOIN palisade.col_typ c ON c.oid = d.oid)`,
 } as const
 
 /** A filter-only virtual relation: every column of the real one, only the visible rows. */
@@ -115,6 +115,7 @@ function replacing(
   replacements: Readonly<Record<string, string>>,
   where: string,
   extra: (serverVersion: number) => string[] = () => [],
+  joins = '',
 ): (serverVersion: number) => string {
   return (serverVersion) => {
     const columns = catalogColumns(relation, serverVersion).map((column) => {
@@ -122,7 +123,7 @@ function replacing(
       return replacement === undefined ? `x.${column}` : `${replacement} AS ${column}`
     })
     columns.push(...extra(serverVersion))
-    return `SELECT ${columns.join(', ')} FROM pg_catalog.${relation} x WHERE ${where}`
+    return `SELECT ${columns.join(', ')} FROM pg_catalog.${relation} x ${joins} WHERE ${where}`
   }
 }
 
@@ -147,7 +148,7 @@ const EMPTY = [
 const SYSTEM_OBJECT = `x.oid < '16384'::pg_catalog.oid`
 const SYSTEM_SCHEMAS = `('pg_catalog', 'information_schema')`
 const VISIBLE_NAME = (schema: string, name: string) =>
-  `EXISTS (SELECT 1 FROM palisade.visible_relations v WHERE v.nspname = x.${schema} AND v.relname = x.${name})`
+  `(x.${schema}, x.${name}) IN (SELECT v.nspname, v.relname FROM palisade.visible_relations v)`
 
 /** The virtual relations: name → template (or a template per upstream version). */
 const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = {
@@ -165,22 +166,26 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
       relallfrozen: '0',
       relacl: 'NULL::pg_catalog.aclitem[]',
       relnatts: `CASE WHEN x.oid IN (SELECT r.oid FROM palisade.rel r)
-        THEN (SELECT pg_catalog.count(*) FROM palisade.att v WHERE v.attrelid = x.oid)::pg_catalog.int2
-        ELSE x.relnatts END`,
+        THEN COALESCE(natts.n, 0)::pg_catalog.int2 ELSE x.relnatts END`,
       relchecks: `CASE WHEN x.oid IN (SELECT r.oid FROM palisade.rel r)
-        THEN (SELECT pg_catalog.count(*) FROM palisade.con c JOIN pg_catalog.pg_constraint k
-          ON k.oid = c.oid WHERE k.conrelid = x.oid AND k.contype = 'c')::pg_catalog.int2
-        ELSE x.relchecks END`,
+        THEN COALESCE(checks.n, 0)::pg_catalog.int2 ELSE x.relchecks END`,
     },
     `x.relnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
       OR x.oid IN (SELECT r.oid FROM palisade.rel r)
       OR x.oid IN (SELECT i.indexrelid FROM palisade.idx i)`,
+    () => [],
+    // Counted per relation once, not per row: PostgreSQL drops both joins when nobody reads them.
+    `LEFT JOIN (SELECT v.attrelid, pg_catalog.count(*) AS n FROM palisade.att v
+        GROUP BY v.attrelid) natts ON natts.attrelid = x.oid
+      LEFT JOIN (SELECT k.conrelid, pg_catalog.count(*) AS n FROM palisade.user_con c
+        JOIN pg_catalog.pg_constraint k ON k.oid = c.oid WHERE k.contype = 'c'
+        GROUP BY k.conrelid) checks ON checks.conrelid = x.oid`,
   ),
   pg_attribute: filtered(
     'pg_attribute',
-    `x.attrelid IN (SELECT s.oid FROM palisade.sys_rel s)
-      OR x.attrelid IN (SELECT i.indexrelid FROM palisade.idx i)
-      OR EXISTS (SELECT 1 FROM palisade.att v WHERE v.attrelid = x.attrelid AND v.attnum = x.attnum)`,
+    `(x.attrelid, x.attnum) IN (SELECT v.attrelid, v.attnum FROM palisade.att v)
+      OR x.attrelid IN (SELECT s.oid FROM palisade.sys_rel s)
+      OR x.attrelid IN (SELECT i.indexrelid FROM palisade.idx i)`,
   ),
   pg_attrdef: filtered('pg_attrdef', `x.oid IN (SELECT d.oid FROM palisade.attrdef d)`),
   pg_constraint: filtered('pg_constraint', `x.oid IN (SELECT c.oid FROM palisade.con c)`),
@@ -196,7 +201,7 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
         AND (x.objoid IN (SELECT r.oid FROM palisade.rel r)
           OR x.objoid IN (SELECT i.indexrelid FROM palisade.idx i)))
       OR (x.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass
-        AND EXISTS (SELECT 1 FROM palisade.att v WHERE v.attrelid = x.objoid AND v.attnum = x.objsubid))
+        AND (x.objoid, x.objsubid) IN (SELECT v.attrelid, v.attnum::pg_catalog.int4 FROM palisade.att v))
       OR (x.classoid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
         AND x.objoid IN (SELECT n.oid FROM palisade.ns n))
       OR (x.classoid = 'pg_catalog.pg_constraint'::pg_catalog.regclass
@@ -296,3 +301,8 @@ export function catalogTemplate(name: string, serverVersion: number): string | u
 
 /** Names of every virtual relation, for tests and docs. */
 export const VIRTUAL_PG_CATALOG_RELATIONS: readonly string[] = Object.keys(RELATIONS)
+
+/** Whether `palisade.<name>` in a template is a building block (a set of OIDs). */
+export function isCatalogSet(name: string): boolean {
+  return Object.hasOwn(SETS, name)
+}

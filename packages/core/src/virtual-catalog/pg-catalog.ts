@@ -1,26 +1,28 @@
-import { statementFragment } from '../ast/deparse.js'
+import { fromClauseNames } from '../analyze/leakproof-conjuncts.js'
+import {
+  deparseStatement,
+  expressionText,
+  scanBodyFragment,
+  statementFragment,
+} from '../ast/deparse.js'
 import { mapTree } from '../ast/map-tree.js'
 import {
   type AstNode,
-  boolConst,
-  nullConst,
-  numberConst,
   type Pg,
   rangeSubselect,
-  resTarget,
-  selectStmt,
   stringConst,
-  stringNode,
   stringsOf,
+  tagOf,
   typeCast,
 } from '../ast/node.js'
 import { parseSql } from '../ast/parse.js'
-import { taggedBody } from '../ast/tag-dispatch.js'
+import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 import type { CompiledSession } from '../session/compiled-session.js'
 import { DEFAULT_SERVER_VERSION } from './pg-catalog-columns.js'
 import {
   catalogTemplate,
   expressionTemplate,
+  isCatalogSet,
   isVirtualPgCatalogRelation,
 } from './pg-catalog-templates.js'
 
@@ -43,28 +45,162 @@ function parsedTemplate(name: string, serverVersion: number): AstNode {
   return tree
 }
 
-/**
- * The session's form of `pg_catalog.<name>` (a virtual relation) or of a building block, as a
- * fragment deparsed once per session.
- */
-export function pgCatalogFragment(session: CompiledSession, name: string): AstNode {
-  const key = `pg_catalog.${name}`
-  let fragment = session.catalogViews.get(key)
-  if (!fragment) {
-    fragment = statementFragment(buildFromTemplate(session, name))
-    session.catalogViews.set(key, fragment)
-  }
-  return fragment
+/** A virtual relation's body as text: `<WITH …> SELECT … FROM …` and its visibility filter. */
+interface FragmentParts {
+  readonly head: string
+  readonly where: string
+  /** Columns passed through unchanged from the real relation (`x.<column>`), by name. */
+  readonly plain: ReadonlySet<string>
+  /** The visible lists it reads (statement-level CTEs). */
+  readonly lists: ReadonlySet<string>
+  /** Names its FROM binds, which a pushed outer reference must not use (undefined: unknown). */
+  readonly scope: ReadonlySet<string> | undefined
 }
 
-function buildFromTemplate(session: CompiledSession, name: string): AstNode {
-  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
-  const tree = substitute(session, parsedTemplate(name, version))
-  if (!isVirtualPgCatalogRelation(name)) return tree
+/**
+ * The session's form of `pg_catalog.<name>` (a virtual relation), fenced, from parts deparsed
+ * once per session. `pushed` are a user's leakproof conditions on plain columns, already
+ * qualified by `x` (the real relation inside): they run inside the fence, so a statement about
+ * one relation reads that relation's catalog rows, not the whole catalog.
+ */
+export function pgCatalogFragment(
+  session: CompiledSession,
+  name: string,
+  pushed: readonly AstNode[] = [],
+): AstNode {
+  if (!isVirtualPgCatalogRelation(name)) return setFragment(session, name)
+  const parts = fragmentParts(session, name)
+  for (const list of parts.lists) session.catalogListsRead.add(list)
+  const conjuncts = [parts.where, ...pushed.map((c) => expressionText(c))]
   // A security-barrier fence: PostgreSQL must not run a user's condition (which can fail or
   // leak) on a catalog row before the visibility filter has removed it.
-  const select = taggedBody(tree, 'SelectStmt')
-  return { SelectStmt: { ...select, limitOffset: numberConst(0) } }
+  return scanBodyFragment(parts.head, conjuncts, true)
+}
+
+/** A building block read on its own (the expressions `pg_get_expr` may print), with its WITH. */
+function setFragment(session: CompiledSession, name: string): AstNode {
+  const key = `set:${name}`
+  let cached = session.catalogParts.get(key) as
+    | { fragment: AstNode; lists: Set<string> }
+    | undefined
+  if (!cached) {
+    const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+    const needed = new Set<string>()
+    const tree = substitute(session, parsedTemplate(name, version), needed)
+    const select = taggedBody(tree, 'SelectStmt')
+    const lists = new Set<string>()
+    const withClause = setDefinitions(session, needed, version, lists)
+    const fragment = statementFragment({
+      SelectStmt: { ...select, ...(withClause ? { withClause } : {}) },
+    })
+    cached = { fragment, lists }
+    session.catalogParts.set(key, cached)
+  }
+  for (const list of cached.lists) session.catalogListsRead.add(list)
+  return cached.fragment
+}
+
+/** The columns of a virtual relation that a pushed condition may name. */
+export function pgCatalogPlainColumns(session: CompiledSession, name: string): ReadonlySet<string> {
+  return fragmentParts(session, name).plain
+}
+
+/**
+ * Whether a reference qualified by `qualifier` written inside the fence of `name` still reaches
+ * the enclosing query's relation: no name bound inside takes it.
+ */
+export function pgCatalogReaches(
+  session: CompiledSession,
+  name: string,
+  qualifier: string,
+): boolean {
+  const scope = fragmentParts(session, name).scope
+  return scope !== undefined && !scope.has(qualifier) && !qualifier.startsWith(SET_PREFIX)
+}
+
+/** The type of a key column a correlated condition may be pushed on (an integer or an OID). */
+export function pgCatalogKeyType(column: string): 'oid' | 'int2' | 'int4' | undefined {
+  if (column === 'attnum' || column === 'adnum') return 'int2'
+  if (column === 'objsubid') return 'int4'
+  return OID_KEYS.has(column) ? 'oid' : undefined
+}
+
+const OID_KEYS = new Set([
+  'oid',
+  'relnamespace',
+  'attrelid',
+  'adrelid',
+  'conrelid',
+  'confrelid',
+  'conindid',
+  'indexrelid',
+  'indrelid',
+  'objoid',
+  'classoid',
+  'typnamespace',
+  'typrelid',
+  'inhrelid',
+  'inhparent',
+  'partrelid',
+  'pronamespace',
+  'enumtypid',
+  'rngtypid',
+])
+
+function fragmentParts(session: CompiledSession, name: string): FragmentParts {
+  const key = `pg_catalog.${name}`
+  const cached = session.catalogParts.get(key) as FragmentParts | undefined
+  if (cached) return cached
+  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+  const needed = new Set<string>()
+  const tree = substitute(session, parsedTemplate(name, version), needed)
+  const { whereClause, ...select } = taggedBody(tree, 'SelectStmt')
+  if (!whereClause) throw new Error(`catalog template ${name} has no visibility filter`)
+  const lists = new Set<string>()
+  const withClause = setDefinitions(session, needed, version, lists)
+  const parts: FragmentParts = {
+    head: deparseStatement({ SelectStmt: { ...select, ...(withClause ? { withClause } : {}) } }),
+    where: expressionText(whereClause as AstNode),
+    plain: plainColumns(name, select.targetList ?? []),
+    lists,
+    scope: fromClauseNames(select.fromClause ?? []),
+  }
+  session.catalogParts.set(key, parts)
+  return parts
+}
+
+/**
+ * Key columns a condition may be pushed on, when the template passes them through as
+ * `x.<column>` (or `x.*`): OIDs, names and kinds, compared with leakproof built-in operators.
+ */
+const PUSHABLE: Readonly<Record<string, readonly string[]>> = {
+  pg_class: ['oid', 'relname', 'relnamespace', 'relkind'],
+  pg_attribute: ['attrelid', 'attnum', 'attname'],
+  pg_attrdef: ['oid', 'adrelid', 'adnum'],
+  pg_constraint: ['oid', 'conrelid', 'confrelid', 'contype', 'conname', 'conindid'],
+  pg_index: ['indexrelid', 'indrelid'],
+  pg_description: ['objoid', 'classoid', 'objsubid'],
+  pg_type: ['oid', 'typname', 'typnamespace', 'typrelid'],
+  pg_inherits: ['inhrelid', 'inhparent'],
+  pg_partitioned_table: ['partrelid'],
+  pg_namespace: ['oid'],
+  pg_proc: ['oid', 'proname', 'pronamespace'],
+  pg_enum: ['enumtypid'],
+  pg_range: ['rngtypid'],
+}
+
+function plainColumns(name: string, targets: readonly unknown[]): ReadonlySet<string> {
+  const passed = new Set<string>()
+  let star = false
+  for (const target of targets) {
+    const res = taggedBody(target as AstNode, 'ResTarget')
+    const fields = nodeBody(res.val as AstNode, 'ColumnRef')?.fields ?? []
+    const names = fields.map((f) => (tagOf(f) === 'A_Star' ? '*' : stringsOf([f])[0]))
+    if (names.length !== 2 || names[0] !== 'x') continue
+    if (names[1] === '*') star = true
+    else if (res.name === undefined || res.name === names[1]) passed.add(names[1] as string)
+  }
+  return new Set((PUSHABLE[name] ?? []).filter((column) => star || passed.has(column)))
 }
 
 /**
@@ -73,20 +209,43 @@ function buildFromTemplate(session: CompiledSession, name: string): AstNode {
  */
 export function pgCatalogExpression(session: CompiledSession, name: string, key: AstNode): AstNode {
   const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
-  const tree = substitute(session, parsedTemplate(name, version), key)
+  const needed = new Set<string>()
+  const tree = substitute(session, parsedTemplate(name, version), needed, key)
+  // An expression has no WITH of its own: it reads virtual relations only, each a fragment.
+  for (const list of needed) {
+    if (!LISTS.has(list)) throw new Error(`catalog expression ${name} names a set directly`)
+    session.catalogListsRead.add(list)
+  }
   const target = taggedBody(tree, 'SelectStmt').targetList?.[0]
   return taggedBody(target, 'ResTarget').val as AstNode
 }
 
-function substitute(session: CompiledSession, template: AstNode, key?: AstNode): AstNode {
+/** Prefix of the CTE names the sets take inside a fragment (innermost, so no user CTE shadows them). */
+const SET_PREFIX = 'palisade_'
+
+/**
+ * Replaces the placeholders of a template: `palisade.<set>` becomes a reference to the CTE of
+ * that set (collected in `needed`), `palisade.<relation>` the relation's own fragment.
+ */
+function substitute(
+  session: CompiledSession,
+  template: AstNode,
+  needed: Set<string>,
+  key?: AstNode,
+): AstNode {
   return mapTree(template, (_node, tag, body) => {
     if (tag === 'RangeVar') {
       const rv = body as Pg.RangeVar
       if (rv.schemaname !== 'palisade') return undefined
       const relname = rv.relname ?? ''
       const alias = rv.alias ?? { aliasname: relname }
-      if (relname === 'visible_relations') return visibleRelations(session, alias)
-      if (relname === 'visible_columns') return visibleColumns(session, alias)
+      if (isSet(relname)) {
+        needed.add(relname)
+        return {
+          RangeVar: { relname: `${SET_PREFIX}${relname}`, inh: true, relpersistence: 'p', alias },
+        }
+      }
+      for (const list of fragmentParts(session, relname).lists) needed.add(list)
       return rangeSubselect(pgCatalogFragment(session, relname), alias)
     }
     if (tag === 'FuncCall') {
@@ -103,60 +262,115 @@ function substitute(session: CompiledSession, template: AstNode, key?: AstNode):
   })
 }
 
+const LISTS = new Set(['visible_relations', 'visible_columns'])
+
+function isSet(name: string): boolean {
+  return LISTS.has(name) || isCatalogSet(name)
+}
+
+/**
+ * `WITH` the sets a fragment reads and the sets those read, each before its readers, inlined
+ * by PostgreSQL. The visible lists the sets read are not among them: they are defined once
+ * per statement (`catalogListsWith`), and added to `lists`.
+ */
+function setDefinitions(
+  session: CompiledSession,
+  needed: ReadonlySet<string>,
+  version: number,
+  lists: Set<string>,
+): Pg.WithClause | undefined {
+  const ordered: AstNode[] = []
+  const done = new Set<string>()
+  const visit = (name: string): void => {
+    if (done.has(name)) return
+    done.add(name)
+    if (LISTS.has(name)) {
+      lists.add(name)
+      return
+    }
+    const inner = new Set<string>()
+    const body = substitute(session, parsedTemplate(name, version), inner)
+    for (const dependency of inner) visit(dependency)
+    ordered.push({
+      CommonTableExpr: {
+        ctename: `${SET_PREFIX}${name}`,
+        ctequery: body,
+        // PostgreSQL 12 and later: inline even when read twice; older servers always materialize.
+        ...(version >= 120000 ? { ctematerialized: 'CTEMaterializeNever' } : {}),
+      },
+    } as AstNode)
+  }
+  for (const name of needed) visit(name)
+  return ordered.length === 0 ? undefined : ({ ctes: ordered, recursive: false } as Pg.WithClause)
+}
+
+/**
+ * The visible lists a rewritten statement reads, as CTEs for its top-level WITH: each list
+ * once per statement however many catalog relations read it, materialized so PostgreSQL reads
+ * each constant once. Their names start with `palisade_`, which a user's CTE never keeps
+ * (query-analyzer.ts renames it), so nothing the user writes can stand in for them.
+ */
+export function catalogListsWith(session: CompiledSession, names: Iterable<string>): AstNode[] {
+  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+  return [...names].sort().map(
+    (name) =>
+      ({
+        CommonTableExpr: {
+          ctename: `${SET_PREFIX}${name}`,
+          ctequery: visibleList(session, name),
+          ...(version >= 120000 ? { ctematerialized: 'CTEMaterializeAlways' } : {}),
+        },
+      }) as AstNode,
+  )
+}
+
+/**
+ * The session's visible tables (`nspname, relname, oid`) or their visible columns (`nspname,
+ * relname, oid, attnames`), as `unnest` over array constants: one string each however many tables,
+ * which PostgreSQL reads in a few milliseconds where a VALUES list of 10,000 rows takes seconds
+ * to parse and plan. Built once per session.
+ */
+function visibleList(session: CompiledSession, name: string): AstNode {
+  const key = `list:${name}`
+  const cached = session.catalogViews.get(key)
+  if (cached) return cached
+  const schemas: string[] = []
+  const tables: string[] = []
+  const columns: string[] = []
+  for (const relation of session.visibleRelations()) {
+    schemas.push(relation.schema)
+    tables.push(relation.name)
+    if (name === 'visible_columns') columns.push(arrayLiteral(relation.columns))
+  }
+  // Built as text from deparsed constants: a tree of three constants would print the same.
+  const constant = (items: readonly string[], type: string) =>
+    `pg_catalog.unnest(${expressionText(stringConst(arrayLiteral(items)))}::pg_catalog.${type}[])`
+  // The upstream OID of each, resolved here once per statement: the sets then join the
+  // catalogs by OID, which PostgreSQL estimates exactly (a join by name and schema it guesses
+  // at a few rows for 10,000, and plans nested loops over the whole list).
+  const oid = `pg_catalog.to_regclass(pg_catalog.format('%I.%I', v.nspname, v.relname))::pg_catalog.oid AS oid`
+  const sql =
+    name === 'visible_columns'
+      ? `SELECT v.nspname, v.relname, ${oid}, v.attnames::pg_catalog.name[] AS attnames FROM ROWS FROM (${constant(schemas, 'name')}, ${constant(tables, 'name')}, ${constant(columns, 'text')}) AS v(nspname, relname, attnames)`
+      : `SELECT v.nspname, v.relname, ${oid} FROM ROWS FROM (${constant(schemas, 'name')}, ${constant(tables, 'name')}) AS v(nspname, relname)`
+  const list = { PalisadeFragment: { sql } } as unknown as AstNode
+  session.catalogViews.set(key, list)
+  return list
+}
+
+/**
+ * An array constant's text (`{"a","b\"c"}`): every element quoted, `"` and `\` escaped, so
+ * any name (commas, braces, spaces, NULL) reads back as itself.
+ */
+function arrayLiteral(items: readonly string[]): string {
+  return `{${items.map((item) => `"${item.replace(/["\\]/g, '\\$&')}"`).join(',')}}`
+}
+
 const nameLiteral = (value: string): AstNode => qualifiedCast(stringConst(value), 'name')
 
 /** `arg::pg_catalog.<type>[[]]`: qualified so no upstream type can stand in for it. */
 export function qualifiedCast(arg: AstNode, type: string, array = false): AstNode {
   return typeCast(arg, ['pg_catalog', type], array)
-}
-
-/** `(VALUES (...), ...) AS alias(columns)`, or an empty typed select when there are no rows. */
-function valuesTable(
-  rows: AstNode[][],
-  columns: readonly string[],
-  emptyRow: AstNode[],
-  alias: Pg.Alias,
-): AstNode {
-  const named: Pg.Alias = { aliasname: alias.aliasname ?? 'v', colnames: columns.map(stringNode) }
-  if (rows.length === 0) {
-    const targets = emptyRow.map((value) => resTarget(value))
-    return rangeSubselect(selectStmt({ targets, from: [], where: boolConst(false) }), named)
-  }
-  const values: Pg.SelectStmt = {
-    valuesLists: rows.map((items) => ({ List: { items } }) as AstNode),
-    limitOption: 'LIMIT_OPTION_DEFAULT',
-    op: 'SETOP_NONE',
-  }
-  return rangeSubselect({ SelectStmt: values }, named)
-}
-
-function visibleRelations(session: CompiledSession, alias: Pg.Alias): AstNode {
-  const rows: AstNode[][] = []
-  for (const plan of session.visibleTables()) {
-    rows.push([nameLiteral(plan.table.schema), nameLiteral(plan.table.name)])
-  }
-  const empty = [qualifiedCast(nullConst(), 'name'), qualifiedCast(nullConst(), 'name')]
-  return valuesTable(rows, ['nspname', 'relname'], empty, alias)
-}
-
-function visibleColumns(session: CompiledSession, alias: Pg.Alias): AstNode {
-  const rows: AstNode[][] = []
-  for (const plan of session.visibleTables()) {
-    const names: AstNode = {
-      A_ArrayExpr: { elements: plan.columns.map((column) => stringConst(column)) },
-    }
-    rows.push([
-      nameLiteral(plan.table.schema),
-      nameLiteral(plan.table.name),
-      qualifiedCast(names, 'name', true),
-    ])
-  }
-  const empty = [
-    qualifiedCast(nullConst(), 'name'),
-    qualifiedCast(nullConst(), 'name'),
-    qualifiedCast(nullConst(), 'name', true),
-  ]
-  return valuesTable(rows, ['nspname', 'relname', 'attnames'], empty, alias)
 }
 
 /** `CASE x WHEN 'upstream' THEN 'alias' ... ELSE x END`, or `x` when no schema is aliased. */

@@ -124,7 +124,9 @@ async function startSession(
       application_name: 'palisade',
       // An empty search path: names in rewritten SQL resolve in pg_catalog only, so no upstream
       // function, operator or type can stand in for a built-in (relations are schema-qualified).
-      options: `-c search_path= -c default_transaction_read_only=on -c statement_timeout=${timeout}`,
+      // No JIT: rewritten statements (fences, the virtual catalog's sets) are estimated far above
+      // what they cost to run, and PostgreSQL would spend seconds compiling them.
+      options: `-c search_path= -c default_transaction_read_only=on -c jit=off -c statement_timeout=${timeout}`,
     }),
   )
   const parameters = new Map<string, string>()
