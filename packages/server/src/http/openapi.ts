@@ -28,6 +28,15 @@ const ERROR_REF = { $ref: '#/components/responses/Error' }
 
 /** The success answer's media type and schema; a route without a schema stays untyped JSON. */
 function answerContent(route: RouteSpec): Json {
+  if (route.media) {
+    // NDJSON: each line's schema as `itemSchema` (OpenAPI 3.2's sequential media types).
+    return Object.fromEntries(
+      Object.entries(route.media).map(([type, { schema, lines }]) => {
+        const { $schema: _drop, ...json } = jsonSchema(schema)
+        return [type, lines ? { schema: { type: 'string' }, itemSchema: json } : { schema: json }]
+      }),
+    )
+  }
   if (!route.response) return { 'application/json': { schema: { type: ['object', 'array'] } } }
   const { $schema: _drop, ...schema } = jsonSchema(route.response)
   // The Prometheus exposition is the one answer that is not JSON.

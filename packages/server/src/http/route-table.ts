@@ -45,6 +45,11 @@ export interface RouteSpec<
    * type is checked against the store's own type where it has one (http/answers/).
    */
   response?: v.GenericSchema
+  /**
+   * Success answers in other media types, by content type (a YAML bundle, NDJSON and CSV
+   * exports); `lines`: the schema is that of each line (NDJSON).
+   */
+  media?: Readonly<Record<string, { schema: v.GenericSchema; lines?: boolean }>>
   params?: P
   query?: Q
   body?: B

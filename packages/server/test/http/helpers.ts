@@ -68,7 +68,8 @@ export async function setup(options: { databaseUrl?: string } = {}): Promise<Tes
     const text = await res.clone().text()
     const json = res.headers.get('content-type')?.startsWith('application/json')
     check ??= answerChecker(app)
-    const problems = (await check)(method, path, res.status, json ? JSON.parse(text) : text)
+    const type = res.headers.get('content-type') ?? undefined
+    const problems = (await check)(method, path, res.status, json ? JSON.parse(text) : text, type)
     if (problems.length > 0)
       throw new Error(`answer differs from the OpenAPI document:\n${problems.join('\n')}`)
   }

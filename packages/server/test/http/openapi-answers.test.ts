@@ -5,7 +5,7 @@ import { setup, type TestContext } from './helpers.js'
 /**
  * Success answers in the OpenAPI document. Every answer the HTTP suite receives is validated
  * against the document (helpers.ts), so a schema that differs from what a route sends fails the
- * test that met it; here: that the check bites, and which routes still answer untyped JSON.
+ * test that met it; here: that every route has one, and that the check bites.
  */
 let ctx: TestContext
 beforeAll(async () => {
@@ -13,42 +13,12 @@ beforeAll(async () => {
 })
 afterAll(() => ctx.close())
 
-/** Routes whose success answer has no schema yet: the list may only shrink (issue 45). */
-const UNTYPED = new Set([
-  'GET /api/v1/datasource-types',
-  'GET /api/v1/identity-providers',
-  'POST /api/v1/identity-providers',
-  'GET /api/v1/identity-providers/{id}',
-  'PUT /api/v1/identity-providers/{id}',
-  'PATCH /api/v1/identity-providers/{id}',
-  'GET /api/v1/datasources/{id}/catalog',
-  'POST /api/v1/datasources/{id}/discover',
-  'GET /api/v1/datasources/{id}/discover/{job_id}',
-  'GET /api/v1/datasources/{id}/tags',
-  'PUT /api/v1/datasources/{id}/tags',
-  'POST /api/v1/datasources/{id}/tags',
-  'GET /api/v1/datasources/{id}/tag-proposals',
-  'POST /api/v1/datasources/{id}/tag-proposals/{proposal_id}/accept',
-  'POST /api/v1/datasources/{id}/tag-proposals/{proposal_id}/reject',
-  'POST /api/v1/datasources/{id}/classify',
-  'GET /api/v1/policies/{id}/anchor-coverage',
-  'GET /api/v1/policies/{id}/shadow-report',
-  'POST /api/v1/preview',
-  'POST /api/v1/simulations',
-  'GET /api/v1/policy-bundles',
-  'POST /api/v1/policy-bundles',
-  'GET /api/v1/audit/queries/timeline',
-  'GET /api/v1/audit/queries/export',
-  'GET /api/v1/audit/admin/export',
-  'GET /api/v1/audit/verify',
-])
-
 interface Operation {
   responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>
 }
 
 describe('typed success answers in the OpenAPI document', () => {
-  it('gives every route but the listed ones a schema of its success answer', async () => {
+  it('gives every route a schema of its success answer, in each media type it answers', async () => {
     const doc = (await ctx.json('GET', '/api/v1/openapi.json', { token: null })).body as {
       paths: Record<string, Record<string, Operation>>
     }
@@ -58,14 +28,34 @@ describe('typed success answers in the OpenAPI document', () => {
         const [status, answer] =
           Object.entries(operation.responses).find(([s]) => s !== 'default') ?? []
         if (status === '204') continue
-        const schema = Object.values(answer?.content ?? {})[0]?.schema
-        if (JSON.stringify(schema) === JSON.stringify({ type: ['object', 'array'] })) {
-          untyped.push(`${method.toUpperCase()} ${path}`)
+        for (const media of Object.values(answer?.content ?? {})) {
+          if (JSON.stringify(media.schema) === JSON.stringify({ type: ['object', 'array'] })) {
+            untyped.push(`${method.toUpperCase()} ${path}`)
+          }
         }
       }
     }
-    const unexpected = untyped.filter((route) => !UNTYPED.has(route))
-    expect(unexpected).toEqual([])
+    expect(untyped).toEqual([])
+    const exports = doc.paths['/api/v1/audit/queries/export']?.['get']?.responses['200']?.content
+    expect(Object.keys(exports ?? {}).sort()).toEqual(['application/x-ndjson', 'text/csv'])
+    const bundles = doc.paths['/api/v1/policy-bundles']?.['get']?.responses['200']?.content
+    expect(Object.keys(bundles ?? {}).sort()).toEqual(['application/json', 'application/yaml'])
+  })
+
+  it('checks NDJSON answers line by line and YAML answers as the document they hold', async () => {
+    const check = await answerChecker(ctx.app)
+    const res = await ctx.call('GET', '/api/v1/audit/admin/export?format=ndjson')
+    const text = await res.text()
+    const type = res.headers.get('content-type') ?? ''
+    expect(text.trim().split('\n').length).toBeGreaterThan(0)
+    expect(check('GET', '/api/v1/audit/admin/export', 200, text, type)).toEqual([])
+    const broken = `${text}${JSON.stringify({ id: 'not an entry' })}\n`
+    expect(check('GET', '/api/v1/audit/admin/export', 200, broken, type).join()).toMatch(/line/)
+    const yaml = await (await ctx.call('GET', '/api/v1/policy-bundles')).text()
+    const yamlType = 'application/yaml; charset=utf-8'
+    expect(check('GET', '/api/v1/policy-bundles', 200, yaml, yamlType)).toEqual([])
+    const wrong = yaml.replace(/^version: .*$/m, 'version: 2')
+    expect(check('GET', '/api/v1/policy-bundles', 200, wrong, yamlType).join()).toMatch(/version/)
   })
 
   it('rejects an answer that differs from its schema, field by field', async () => {

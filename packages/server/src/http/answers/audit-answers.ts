@@ -2,8 +2,10 @@ import {
   type AdminAuditEntry,
   AUDIT_ACTIONS,
   AUDIT_RESOURCE_TYPES,
+  type AuditVerification,
   type LoginAuditEntry,
   type QueryAuditEntry,
+  type QueryAuditTimeline,
 } from '@palisade/store'
 import * as v from 'valibot'
 import { answerOf, id, instant, nullableId, nullableString, pageOf } from './answer-of.js'
@@ -62,3 +64,71 @@ export const loginAuditAnswer = answerOf<LoginAuditEntry>()(
 )
 
 export const loginAuditPageAnswer = pageOf(loginAuditAnswer)
+
+/** `GET /audit/queries/timeline`: statements per hour and status, every hour of the window. */
+export const queryAuditTimelineAnswer = answerOf<QueryAuditTimeline>()(
+  v.strictObject({
+    bucket_seconds: v.number(),
+    from: instant,
+    to: instant,
+    buckets: v.array(
+      v.strictObject({
+        start: instant,
+        success: v.number(),
+        error: v.number(),
+        denied: v.number(),
+      }),
+    ),
+  }),
+)
+
+const auditLogName = v.picklist(['admin', 'queries'])
+
+/** `GET /audit/verify`: every hash chain of both logs checked, and the first break if any. */
+export const auditVerificationAnswer = answerOf<AuditVerification>()(
+  v.strictObject({
+    ok: v.boolean(),
+    logs: v.array(
+      v.strictObject({
+        log: auditLogName,
+        entries: v.number(),
+        chains: v.number(),
+        unchained: v.number(),
+      }),
+    ),
+    first_broken: v.nullable(
+      v.strictObject({
+        log: auditLogName,
+        chain_id: nullableString,
+        chain_seq: v.nullable(v.number()),
+        entry_id: v.string(),
+        reason: v.string(),
+      }),
+    ),
+  }),
+)
+
+/** A line of an NDJSON export: the entry with its hash-chain link. */
+const exportLink = {
+  chain_id: nullableString,
+  chain_seq: v.nullable(v.number()),
+  prev_hash: nullableString,
+  hash: nullableString,
+}
+
+/** `GET /audit/queries/export` and `/audit/admin/export`: NDJSON lines or CSV text. */
+export const queryAuditExportMedia = {
+  'application/x-ndjson': {
+    schema: v.strictObject({ ...queryAuditAnswer.entries, ...exportLink }),
+    lines: true,
+  },
+  'text/csv': { schema: v.string() },
+}
+
+export const adminAuditExportMedia = {
+  'application/x-ndjson': {
+    schema: v.strictObject({ ...adminAuditAnswer.entries, ...exportLink }),
+    lines: true,
+  },
+  'text/csv': { schema: v.string() },
+}

@@ -23,3 +23,18 @@ export const datasourceAnswer = answerOf<Datasource>()(
 )
 
 export const datasourcePageAnswer = pageOf(datasourceAnswer)
+
+const configField = v.strictObject({
+  key: v.string(),
+  label: v.string(),
+  field_type: v.picklist(['text', 'number', 'select', 'textarea']),
+  required: v.boolean(),
+  is_secret: v.boolean(),
+  default_value: v.nullable(v.union([v.string(), v.number()])),
+  options: v.optional(v.array(v.string())),
+})
+
+/** `GET /datasource-types`: each type with the config fields a form for it shows. */
+export const datasourceTypesAnswer = v.array(
+  v.strictObject({ ds_type: v.string(), label: v.string(), fields: v.array(configField) }),
+)

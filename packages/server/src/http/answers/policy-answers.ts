@@ -4,6 +4,7 @@ import {
   POLICY_TYPES,
   type Policy,
   policyTargetSchema,
+  type ShadowReport,
 } from '@palisade/store'
 import * as v from 'valibot'
 import { answerOf, id, instant, nullableId, nullableString, pageOf } from './answer-of.js'
@@ -73,3 +74,32 @@ export const policyAnswer = answerOf<Policy>()(
 )
 
 export const policyPageAnswer = pageOf(policyAnswer)
+
+/** `GET /policies/{id}/shadow-report`: what enforcing a shadow policy would have done. */
+export const shadowReportAnswer = answerOf<ShadowReport>()(
+  v.strictObject({
+    policy_id: id,
+    from: v.nullable(v.string()),
+    to: v.nullable(v.string()),
+    statements: v.number(),
+    would_deny: v.number(),
+    users: v.array(
+      v.strictObject({
+        user_id: id,
+        username: v.string(),
+        statements: v.number(),
+        would_deny: v.number(),
+      }),
+    ),
+    examples: v.array(
+      v.strictObject({
+        id,
+        created_at: instant,
+        username: v.string(),
+        datasource_name: v.string(),
+        original_query: v.string(),
+        would_deny: v.boolean(),
+      }),
+    ),
+  }),
+)

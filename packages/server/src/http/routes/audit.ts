@@ -1,7 +1,11 @@
 import {
+  adminAuditExportMedia,
   adminAuditPageAnswer,
+  auditVerificationAnswer,
   loginAuditPageAnswer,
+  queryAuditExportMedia,
   queryAuditPageAnswer,
+  queryAuditTimelineAnswer,
 } from '../answers/audit-answers.js'
 import { exportResponse } from '../audit-export.js'
 import { oneSpelling, toPageInput } from '../pagination.js'
@@ -76,6 +80,7 @@ export const auditRoutes: RouteSpec[] = [
     summary: 'Statements per hour and status (success, error, denied); default the last 24 hours',
     tag: TAG,
     status: 200,
+    response: queryAuditTimelineAnswer,
     query: queryAuditTimelineQuery,
     async handler({ c, deps, query }) {
       return c.json(
@@ -108,6 +113,7 @@ export const auditRoutes: RouteSpec[] = [
     summary: 'Stream the query audit as NDJSON or CSV, oldest first, with hash-chain links',
     tag: TAG,
     status: 200,
+    media: queryAuditExportMedia,
     query: queryAuditExportQuery,
     handler: ({ c, deps, query }) =>
       exportResponse(
@@ -123,6 +129,7 @@ export const auditRoutes: RouteSpec[] = [
     summary: 'Stream the admin audit as NDJSON or CSV, oldest first, with hash-chain links',
     tag: TAG,
     status: 200,
+    media: adminAuditExportMedia,
     query: adminAuditExportQuery,
     handler: ({ c, deps, query }) =>
       exportResponse(c, deps.store.audit.admin.export(adminFilters(query)), query.format, 'admin'),
@@ -133,6 +140,7 @@ export const auditRoutes: RouteSpec[] = [
     summary: 'Check the hash chains of both audit logs; reports the first broken link',
     tag: TAG,
     status: 200,
+    response: auditVerificationAnswer,
     async handler({ c, deps }) {
       return c.json(await deps.store.audit.verify())
     },

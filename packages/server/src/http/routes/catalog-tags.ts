@@ -1,4 +1,11 @@
 import { classifyDatasource } from '../../classification/classify.js'
+import {
+  classificationAnswer,
+  objectTagsAnswer,
+  objectTagsListAnswer,
+  tagProposalAnswer,
+  tagProposalListAnswer,
+} from '../answers/catalog-tag-answers.js'
 import { ApiError } from '../api-error.js'
 import { noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -23,6 +30,7 @@ function decideRoute(verdict: 'accept' | 'reject') {
         : 'Reject a proposed tag: it is not proposed again',
     tag: TAG,
     status: 200,
+    response: tagProposalAnswer,
     params: proposalParams,
     handler: async ({ c, deps, params, actorId }) =>
       c.json(await deps.store.catalogTags.decide(params.id, params.proposal_id, verdict, actorId)),
@@ -37,6 +45,7 @@ export const catalogTagRoutes: RouteSpec[] = [
     summary: 'Tagged tables and columns (`tag` keeps those under one tag)',
     tag: TAG,
     status: 200,
+    response: objectTagsListAnswer,
     params: idParams,
     query: listTagsQuery,
     handler: async ({ c, deps, params, query }) =>
@@ -48,6 +57,7 @@ export const catalogTagRoutes: RouteSpec[] = [
     summary: "Replace one table's or column's tags ([] removes them)",
     tag: TAG,
     status: 200,
+    response: objectTagsAnswer,
     params: idParams,
     body: setTagsBody,
     exists: (deps, p) => deps.store.datasources.get(p.id),
@@ -60,6 +70,7 @@ export const catalogTagRoutes: RouteSpec[] = [
     summary: 'Add tags to one table or column (the tags it has stay)',
     tag: TAG,
     status: 200,
+    response: objectTagsAnswer,
     params: idParams,
     body: setTagsBody,
     exists: (deps, p) => deps.store.datasources.get(p.id),
@@ -95,6 +106,7 @@ export const catalogTagRoutes: RouteSpec[] = [
     summary: 'Tags classification proposed (pending unless `status` says otherwise)',
     tag: TAG,
     status: 200,
+    response: tagProposalListAnswer,
     params: idParams,
     query: listProposalsQuery,
     handler: async ({ c, deps, params, query }) =>
@@ -108,6 +120,7 @@ export const catalogTagRoutes: RouteSpec[] = [
     summary: 'Classify the exposed columns now (names, and sampled values unless turned off)',
     tag: TAG,
     status: 200,
+    response: classificationAnswer,
     params: idParams,
     exists: (deps, p) => deps.store.datasources.get(p.id),
     async handler({ c, deps, params, actorId }) {

@@ -1,5 +1,6 @@
 import type { ObjectTags } from '@palisade/store'
 import * as v from 'valibot'
+import { catalogPageAnswer } from '../answers/catalog-answers.js'
 import { annotateExpansion } from '../catalog-expansion.js'
 import { pageQuery, toPageInput } from '../pagination.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -52,6 +53,7 @@ export const catalogRoutes: RouteSpec[] = [
       'table name), with total, page and page_size',
     tag: TAG,
     status: 200,
+    response: catalogPageAnswer,
     params: idParams,
     query: catalogQuery,
     handler: async ({ c, deps, params, query }) => {

@@ -1,7 +1,11 @@
 import type { CreateDatasourceInput } from '@palisade/store'
 import { probeUpstream } from '../../upstream/upstream-probe.js'
 import { probeAnswer } from '../answers/check-answers.js'
-import { datasourceAnswer, datasourcePageAnswer } from '../answers/datasource-answers.js'
+import {
+  datasourceAnswer,
+  datasourcePageAnswer,
+  datasourceTypesAnswer,
+} from '../answers/datasource-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -40,6 +44,7 @@ export const datasourceRoutes: RouteSpec[] = [
     summary: 'Datasource types and their config fields',
     tag: TAG,
     status: 200,
+    response: datasourceTypesAnswer,
     handler: ({ c, deps }) => c.json(deps.store.datasources.types()),
   }),
   defineRoute({

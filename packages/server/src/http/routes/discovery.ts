@@ -1,4 +1,5 @@
 import { discoveryWork } from '../../discovery/discovery-work.js'
+import { discoveryJobAnswer, discoveryStartedAnswer } from '../answers/discovery-answers.js'
 import { ApiError, type ApiErrorDetail } from '../api-error.js'
 import { API_PREFIX } from '../paths.js'
 import { noContent } from '../responses.js'
@@ -48,6 +49,7 @@ export const discoveryRoutes: RouteSpec[] = [
     summary: 'Start a discovery job (discover, save_catalog or sync_catalog)',
     tag: TAG,
     status: 202,
+    response: discoveryStartedAnswer,
     params: idParams,
     body: discoverBody,
     exists: (deps, p) => deps.store.datasources.get(p.id),
@@ -68,6 +70,7 @@ export const discoveryRoutes: RouteSpec[] = [
     summary: 'Poll a discovery job',
     tag: TAG,
     status: 200,
+    response: discoveryJobAnswer,
     params: jobParams,
     exists: (deps, p) => deps.store.datasources.get(p.id),
     handler: ({ c, deps, params }) => c.json(deps.discovery.get(params.id, params.job_id)),

@@ -1,4 +1,8 @@
 import type { CreateIdentityProviderInput } from '@palisade/store'
+import {
+  identityProviderAnswer,
+  identityProviderPageAnswer,
+} from '../answers/identity-provider-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -18,6 +22,7 @@ function updateRoute(method: 'PUT' | 'PATCH') {
     summary: 'Update an identity provider partially (the client secret is write-only)',
     tag: TAG,
     status: 200,
+    response: identityProviderAnswer,
     params: idParams,
     body: updateIdentityProviderBody,
     exists: (deps, p) => deps.store.identityProviders.get(p.id),
@@ -36,6 +41,7 @@ export const identityProviderRoutes: RouteSpec[] = [
     summary: 'List identity providers',
     tag: TAG,
     status: 200,
+    response: identityProviderPageAnswer,
     query: listIdentityProvidersQuery,
     async handler({ c, deps, query }) {
       const page = { ...toPageInput(query), search: query.search }
@@ -48,6 +54,7 @@ export const identityProviderRoutes: RouteSpec[] = [
     summary: 'Create an identity provider',
     tag: TAG,
     status: 201,
+    response: identityProviderAnswer,
     body: createIdentityProviderBody,
     async handler({ c, deps, body, actorId }) {
       const input = body as CreateIdentityProviderInput
@@ -61,6 +68,7 @@ export const identityProviderRoutes: RouteSpec[] = [
     summary: 'Get an identity provider',
     tag: TAG,
     status: 200,
+    response: identityProviderAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) =>
       c.json(await deps.store.identityProviders.get(params.id)),

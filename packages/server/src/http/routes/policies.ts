@@ -1,6 +1,6 @@
 import type { CreatePolicyInput, UpdatePolicyInput } from '@palisade/store'
 import { expressionCheckAnswer } from '../answers/check-answers.js'
-import { policyAnswer, policyPageAnswer } from '../answers/policy-answers.js'
+import { policyAnswer, policyPageAnswer, shadowReportAnswer } from '../answers/policy-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
@@ -42,6 +42,7 @@ export const policyRoutes: RouteSpec[] = [
       'What a policy in shadow mode would have done: statements matched and refused, by user, with examples',
     tag: TAG,
     status: 200,
+    response: shadowReportAnswer,
     params: idParams,
     query: shadowReportQuery,
     exists: (deps, p) => deps.store.policies.get(p.id),

@@ -1,6 +1,7 @@
 import { applyBundle } from '../../policy-as-code/bundle-apply.js'
 import { exportBundle } from '../../policy-as-code/bundle-export.js'
 import { bundleText } from '../../policy-as-code/bundle-text.js'
+import { bundlePlanAnswer, policyBundleAnswer } from '../answers/policy-bundle-answers.js'
 import { ApiError } from '../api-error.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { applyBundleBody, applyBundleQuery, exportBundleQuery } from '../schemas/policy-bundles.js'
@@ -13,6 +14,10 @@ export const policyBundleRoutes: RouteSpec[] = [
     summary: 'Export the access model (all or some datasources) as a YAML or JSON bundle',
     tag: 'policy-bundles',
     status: 200,
+    media: {
+      'application/yaml': { schema: policyBundleAnswer },
+      'application/json': { schema: policyBundleAnswer },
+    },
     query: exportBundleQuery,
     async handler({ c, deps, query }) {
       const names = c.req.queries('datasource')
@@ -40,6 +45,7 @@ export const policyBundleRoutes: RouteSpec[] = [
     summary: 'Apply a bundle in one transaction, or with dry_run only plan it',
     tag: 'policy-bundles',
     status: 200,
+    response: bundlePlanAnswer,
     query: applyBundleQuery,
     body: applyBundleBody,
     async handler({ c, deps, body, query, actorId }) {

@@ -1,4 +1,5 @@
 import { previewSession } from '../../preview/preview-session.js'
+import { previewAnswer } from '../answers/preview-answers.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { previewBody } from '../schemas/preview.js'
 import { requireOneOf } from '../validation.js'
@@ -14,6 +15,7 @@ export const previewRoutes: RouteSpec[] = [
     summary: "What a user's session would do with SQL: rewrite, policies, refusal, rows",
     tag: 'preview',
     status: 200,
+    response: previewAnswer,
     body: previewBody,
     async handler({ c, deps, body, actorId }) {
       const raw = body as Record<string, unknown>

@@ -1,5 +1,6 @@
 import { anchorCoverage } from '../../discovery/anchor-coverage.js'
 import { fkSuggestions } from '../../discovery/fk-suggestions.js'
+import { anchorCoverageAnswer } from '../answers/anchor-coverage-answers.js'
 import {
   anchorAnswer,
   anchorListAnswer,
@@ -119,6 +120,7 @@ export const relationshipRoutes: RouteSpec[] = [
     summary: 'Dry-run row-filter column resolution over the exposed tables',
     tag: TAG,
     status: 200,
+    response: anchorCoverageAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await anchorCoverage(deps, params.id)),
   }),

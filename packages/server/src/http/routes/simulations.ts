@@ -1,5 +1,6 @@
 import { resolveDatasource } from '../../preview/preview-session.js'
 import { simulate } from '../../preview/simulation.js'
+import { simulationAnswer } from '../answers/simulation-answers.js'
 import { ApiError } from '../api-error.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { simulationBody } from '../schemas/simulations.js'
@@ -18,6 +19,7 @@ export const simulationRoutes: RouteSpec[] = [
     summary: 'Replay audited queries under the current and a proposed (unsaved) policy change',
     tag: 'preview',
     status: 200,
+    response: simulationAnswer,
     body: simulationBody,
     async handler({ c, deps, body, actorId }) {
       requireOneOf(body as Record<string, unknown>, 'datasource_id', 'datasource_name')

@@ -1,0 +1,25 @@
+import type { IdentityProvider } from '@palisade/store'
+import * as v from 'valibot'
+import { answerOf, id, instant, nullableString, pageOf } from './answer-of.js'
+
+/** An identity provider as every route answers it; the client secret only as whether it is set. */
+export const identityProviderAnswer = answerOf<IdentityProvider>()(
+  v.strictObject({
+    id,
+    name: v.string(),
+    issuer: v.string(),
+    client_id: v.string(),
+    client_secret_set: v.boolean(),
+    audiences: v.array(v.string()),
+    username_claim: nullableString,
+    role_claim: v.string(),
+    attribute_mappings: v.array(v.strictObject({ claim: v.string(), attribute: v.string() })),
+    role_mappings: v.array(v.strictObject({ value: v.string(), role_id: id })),
+    jit_users: v.boolean(),
+    is_active: v.boolean(),
+    created_at: instant,
+    updated_at: instant,
+  }),
+)
+
+export const identityProviderPageAnswer = pageOf(identityProviderAnswer)
