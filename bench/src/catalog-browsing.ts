@@ -158,7 +158,7 @@ async function clientCalls(direct: Target, palisade: Target): Promise<[string, n
         t.password ?? '',
         table,
       ],
-      { maxBuffer: 16 << 20, timeout: 240_000 },
+      { maxBuffer: 16 << 20, timeout: 120_000 },
     )
   const python = (t: Target) =>
     exec(
@@ -168,7 +168,7 @@ async function clientCalls(direct: Target, palisade: Target): Promise<[string, n
         `postgresql+psycopg2://${t.user}:${encodeURIComponent(t.password ?? '')}@${t.host}:${t.port}/${t.database}`,
         table,
       ],
-      { maxBuffer: 16 << 20, timeout: 240_000 },
+      { maxBuffer: 16 << 20, timeout: 120_000 },
     )
   for (const [name, client] of [
     ['pgjdbc', jdbc],

@@ -289,6 +289,20 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     expect(await names('cust%')).toEqual(['customers', 'customers_pkey'])
   })
 
+  it("takes no user CTE for its own lists and sets, at any depth (they would widen what's visible)", async () => {
+    // A user's CTEs named like Palisade's own, listing the hidden table: renamed, never read.
+    const own = `palisade_visible_relations AS (SELECT 'public'::name AS nspname, 'secrets'::name AS relname,
+        ${hidden.secrets}::oid AS oid),
+      palisade_rel AS (SELECT ${hidden.secrets}::oid AS oid)`
+    const probe = `SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = ${hidden.secrets}`
+    expect(await q(`WITH ${own} ${probe}`)).toEqual([])
+    expect(await q(`SELECT * FROM (WITH ${own} ${probe}) s`)).toEqual([])
+    expect(
+      await q(`WITH ${own} SELECT count(*)::int AS n FROM pg_catalog.pg_class c
+        WHERE c.oid IN (SELECT r.oid FROM palisade_rel r) AND c.relname = 'secrets'`),
+    ).toEqual([{ n: 0 }])
+  })
+
   it('answers current_schemas as an array: compared with ANY, subscripted, as a column', async () => {
     // pgjdbc asks `n.nspname = ANY(current_schemas(true))` when it resolves a type.
     const rows = await q<{ in_path: boolean; first: string; path: string }>(

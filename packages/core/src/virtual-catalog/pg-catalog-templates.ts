@@ -21,13 +21,13 @@ import { catalogColumns, type VersionedCatalogRelation } from './pg-catalog-colu
  */
 
 /**
- * Building blocks: sets of OIDs the virtual relations filter by. Each is a CTE of the fragment
- * that reads it, inlined by PostgreSQL. Membership is tested with `EXISTS (… WHERE key = x.key)`
- * where it stands alone in a WHERE (PostgreSQL turns it into a semi-join it can run per row or
- * hashed), and with `key IN (SELECT …)` inside an OR: there PostgreSQL prices an EXISTS as run
- * once per row even when it will hash it, and the inflated estimate switches on its JIT compiler
- * (100 ms and more per statement). Nothing inside a set is correlated through a set-returning
- * function, which would make PostgreSQL read the visible lists once per row.
+ * Building blocks: sets of OIDs the virtual relations filter by. Each is a materialized CTE of
+ * the rewritten statement's WITH (pg-catalog.ts `catalogListsWith`), computed at most once per
+ * statement. Membership is tested with `EXISTS (… WHERE key = x.key)` where it stands alone in
+ * a WHERE (PostgreSQL turns it into a semi-join), and with `key IN (SELECT …)` inside an OR:
+ * there PostgreSQL prices an EXISTS as run once per row even when it will hash it. Nothing
+ * inside a set is correlated through a set-returning function, which would make PostgreSQL
+ * read the visible lists once per row.
  */
 const SETS = {
   /** System schemas, always visible. */

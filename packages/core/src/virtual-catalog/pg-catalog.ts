@@ -211,16 +211,15 @@ export function pgCatalogExpression(session: CompiledSession, name: string, key:
   const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
   const needed = new Set<string>()
   const tree = substitute(session, parsedTemplate(name, version), needed, key)
-  // An expression has no WITH of its own: it reads virtual relations only, each a fragment.
-  for (const list of needed) {
-    if (!LISTS.has(list)) throw new Error(`catalog expression ${name} names a set directly`)
-    session.catalogListsRead.add(list)
-  }
+  // An expression has no WITH of its own: the lists and sets it reads are the statement's.
+  const lists = new Set<string>()
+  setDefinitions(session, needed, version, lists)
+  for (const list of lists) session.catalogListsRead.add(list)
   const target = taggedBody(tree, 'SelectStmt').targetList?.[0]
   return taggedBody(target, 'ResTarget').val as AstNode
 }
 
-/** Prefix of the CTE names the sets take inside a fragment (innermost, so no user CTE shadows them). */
+/** Prefix of the names of the lists and sets (statement-level CTEs; a user CTE never keeps it). */
 const SET_PREFIX = 'palisade_'
 
 /**
@@ -269,9 +268,10 @@ function isSet(name: string): boolean {
 }
 
 /**
- * `WITH` the sets a fragment reads and the sets those read, each before its readers, inlined
- * by PostgreSQL. The visible lists the sets read are not among them: they are defined once
- * per statement (`catalogListsWith`), and added to `lists`.
+ * Records the sets a fragment reads, and the sets and visible lists those read, in `lists`:
+ * they are defined once per statement (`catalogListsWith`), so a statement whose catalog
+ * relations read a set several times (a listing joins pg_class, pg_index and pg_constraint,
+ * which all read the visible indexes) computes it once. Fragments have no WITH of their own.
  */
 function setDefinitions(
   session: CompiledSession,
@@ -279,45 +279,60 @@ function setDefinitions(
   version: number,
   lists: Set<string>,
 ): Pg.WithClause | undefined {
-  const ordered: AstNode[] = []
-  const done = new Set<string>()
   const visit = (name: string): void => {
-    if (done.has(name)) return
-    done.add(name)
-    if (LISTS.has(name)) {
-      lists.add(name)
-      return
-    }
-    const inner = new Set<string>()
-    const body = substitute(session, parsedTemplate(name, version), inner)
-    for (const dependency of inner) visit(dependency)
-    ordered.push({
-      CommonTableExpr: {
-        ctename: `${SET_PREFIX}${name}`,
-        ctequery: body,
-        // PostgreSQL 12 and later: inline even when read twice; older servers always materialize.
-        ...(version >= 120000 ? { ctematerialized: 'CTEMaterializeNever' } : {}),
-      },
-    } as AstNode)
+    if (lists.has(name)) return
+    lists.add(name)
+    if (LISTS.has(name)) return
+    for (const dependency of setBody(session, name, version).needs) visit(dependency)
   }
   for (const name of needed) visit(name)
-  return ordered.length === 0 ? undefined : ({ ctes: ordered, recursive: false } as Pg.WithClause)
+  return undefined
+}
+
+/** A set's body with its placeholders replaced, and the sets and lists it reads; per session. */
+function setBody(
+  session: CompiledSession,
+  name: string,
+  version: number,
+): { body: AstNode; needs: ReadonlySet<string> } {
+  const key = `set-body:${name}`
+  const cached = session.catalogParts.get(key) as
+    | { body: AstNode; needs: ReadonlySet<string> }
+    | undefined
+  if (cached) return cached
+  const needs = new Set<string>()
+  const made = { body: substitute(session, parsedTemplate(name, version), needs), needs }
+  session.catalogParts.set(key, made)
+  return made
 }
 
 /**
- * The visible lists a rewritten statement reads, as CTEs for its top-level WITH: each list
- * once per statement however many catalog relations read it, materialized so PostgreSQL reads
- * each constant once. Their names start with `palisade_`, which a user's CTE never keeps
- * (query-analyzer.ts renames it), so nothing the user writes can stand in for them.
+ * The visible lists and sets a rewritten statement reads, as CTEs for its top-level WITH, each
+ * after those it reads: each once per statement however many catalog relations read it,
+ * materialized so PostgreSQL computes each once. Their names start with `palisade_`, which a
+ * user's CTE never keeps (query-analyzer.ts renames it), so nothing the user writes can stand in
+ * for them.
  */
 export function catalogListsWith(session: CompiledSession, names: Iterable<string>): AstNode[] {
   const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
-  return [...names].sort().map(
+  const ordered: string[] = []
+  const placed = new Set<string>()
+  const place = (name: string): void => {
+    if (placed.has(name)) return
+    placed.add(name)
+    if (!LISTS.has(name))
+      for (const dependency of setBody(session, name, version).needs) place(dependency)
+    ordered.push(name)
+  }
+  for (const name of [...names].sort()) place(name)
+  return ordered.map(
     (name) =>
       ({
         CommonTableExpr: {
           ctename: `${SET_PREFIX}${name}`,
-          ctequery: visibleList(session, name),
+          ctequery: LISTS.has(name)
+            ? visibleList(session, name)
+            : setBody(session, name, version).body,
           ...(version >= 120000 ? { ctematerialized: 'CTEMaterializeAlways' } : {}),
         },
       }) as AstNode,
