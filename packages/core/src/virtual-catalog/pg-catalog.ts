@@ -3,7 +3,6 @@ import {
   deparseStatement,
   expressionText,
   scanBodyFragment,
-  statementFragment,
 } from '../ast/deparse.js'
 import { mapTree } from '../ast/map-tree.js'
 import {
@@ -68,36 +67,13 @@ export function pgCatalogFragment(
   name: string,
   pushed: readonly AstNode[] = [],
 ): AstNode {
-  if (!isVirtualPgCatalogRelation(name)) return setFragment(session, name)
+  if (!isVirtualPgCatalogRelation(name)) throw new Error(`no virtual catalog relation ${name}`)
   const parts = fragmentParts(session, name)
   for (const list of parts.lists) session.catalogListsRead.add(list)
   const conjuncts = [parts.where, ...pushed.map((c) => expressionText(c))]
   // A security-barrier fence: PostgreSQL must not run a user's condition (which can fail or
   // leak) on a catalog row before the visibility filter has removed it.
   return scanBodyFragment(parts.head, conjuncts, true)
-}
-
-/** A building block read on its own (the expressions `pg_get_expr` may print), with its WITH. */
-function setFragment(session: CompiledSession, name: string): AstNode {
-  const key = `set:${name}`
-  let cached = session.catalogParts.get(key) as
-    | { fragment: AstNode; lists: Set<string> }
-    | undefined
-  if (!cached) {
-    const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
-    const needed = new Set<string>()
-    const tree = substitute(session, parsedTemplate(name, version), needed)
-    const select = taggedBody(tree, 'SelectStmt')
-    const lists = new Set<string>()
-    const withClause = setDefinitions(session, needed, version, lists)
-    const fragment = statementFragment({
-      SelectStmt: { ...select, ...(withClause ? { withClause } : {}) },
-    })
-    cached = { fragment, lists }
-    session.catalogParts.set(key, cached)
-  }
-  for (const list of cached.lists) session.catalogListsRead.add(list)
-  return cached.fragment
 }
 
 /** The columns of a virtual relation that a pushed condition may name. */
@@ -157,9 +133,9 @@ function fragmentParts(session: CompiledSession, name: string): FragmentParts {
   const { whereClause, ...select } = taggedBody(tree, 'SelectStmt')
   if (!whereClause) throw new Error(`catalog template ${name} has no visibility filter`)
   const lists = new Set<string>()
-  const withClause = setDefinitions(session, needed, version, lists)
+  collectSets(session, needed, version, lists)
   const parts: FragmentParts = {
-    head: deparseStatement({ SelectStmt: { ...select, ...(withClause ? { withClause } : {}) } }),
+    head: deparseStatement({ SelectStmt: select }),
     where: expressionText(whereClause as AstNode),
     plain: plainColumns(name, select.targetList ?? []),
     lists,
@@ -213,7 +189,7 @@ export function pgCatalogExpression(session: CompiledSession, name: string, key:
   const tree = substitute(session, parsedTemplate(name, version), needed, key)
   // An expression has no WITH of its own: the lists and sets it reads are the statement's.
   const lists = new Set<string>()
-  setDefinitions(session, needed, version, lists)
+  collectSets(session, needed, version, lists)
   for (const list of lists) session.catalogListsRead.add(list)
   const target = taggedBody(tree, 'SelectStmt').targetList?.[0]
   return taggedBody(target, 'ResTarget').val as AstNode
@@ -273,12 +249,12 @@ function isSet(name: string): boolean {
  * relations read a set several times (a listing joins pg_class, pg_index and pg_constraint,
  * which all read the visible indexes) computes it once. Fragments have no WITH of their own.
  */
-function setDefinitions(
+function collectSets(
   session: CompiledSession,
   needed: ReadonlySet<string>,
   version: number,
   lists: Set<string>,
-): Pg.WithClause | undefined {
+): void {
   const visit = (name: string): void => {
     if (lists.has(name)) return
     lists.add(name)
@@ -286,7 +262,6 @@ function setDefinitions(
     for (const dependency of setBody(session, name, version).needs) visit(dependency)
   }
   for (const name of needed) visit(name)
-  return undefined
 }
 
 /** A set's body with its placeholders replaced, and the sets and lists it reads; per session. */
