@@ -266,6 +266,13 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     const customers = correlated.find((r) => r['relname'] === 'customers')
     expect(customers?.['cons']).toBe((direct.rows[0]?.cons ?? 0) - 1)
     expect(customers?.['idx']).toBe((direct.rows[0]?.idx ?? 0) - 1)
+    // Comments looked up per row (`\dt+`), and a hidden table's comment not found by its OID.
+    expect(
+      await q(`SELECT c.relname, obj_description(c.oid, 'pg_class') AS comment,
+          obj_description(h.id, 'pg_class') AS hidden
+        FROM pg_catalog.pg_class c, (VALUES (${hidden.secrets}::oid)) h(id)
+        WHERE c.oid = 'public.customers'::regclass`),
+    ).toEqual([{ relname: 'customers', comment: 'shop customers', hidden: null }])
     // A hidden table's OID as the outer key finds nothing.
     const hiddenRows = await q<{ n: number; k: number }>(
       `SELECT (SELECT count(*)::int FROM pg_catalog.pg_attribute a WHERE a.attrelid = h.id) AS n,

@@ -399,7 +399,8 @@ function descriptionLookup(
 ): AstNode {
   const d = (column: string) => columnRef(VISIBLE, column)
   const eq = (a: AstNode, b: AstNode): AstNode => binaryOp('=', a, b)
-  const conditions = [eq(d('objoid'), qualifiedCast(args[0] as AstNode, 'oid'))]
+  const key = columnRef(ARG, 'k')
+  const conditions = [eq(d('objoid'), key)]
   if (name === 'col_description') {
     conditions.push(
       eq(d('classoid'), qualifiedCast(stringConst('pg_catalog.pg_class'), 'regclass')),
@@ -423,9 +424,19 @@ function descriptionLookup(
       conditions.push(eq(d('classoid'), exprSublink(catalogOid)))
     }
   }
+  // The object's OID is bound once, and looked up inside the fence (LATERAL, to see it): one
+  // object's comments, not every visible comment, per call (`\dt+` calls it per table).
+  const fence = pgCatalogFragment(
+    session,
+    'pg_description',
+    keyedOn(session, 'pg_description', 'objoid', key),
+  )
   const lookup = selectStmt({
     targets: [resTarget(d('description'), name)],
-    from: [rangeSubselect(pgCatalogFragment(session, 'pg_description'), { aliasname: VISIBLE })],
+    from: [
+      boundArguments([['k', qualifiedCast(args[0] as AstNode, 'oid')]]),
+      rangeSubselect(fence, { aliasname: VISIBLE }, true),
+    ],
     where: and(...conditions),
   })
   // The one-argument form matches any catalog; PostgreSQL errors on several rows, this takes one.

@@ -1,9 +1,5 @@
 import { fromClauseNames } from '../analyze/leakproof-conjuncts.js'
-import {
-  deparseStatement,
-  expressionText,
-  scanBodyFragment,
-} from '../ast/deparse.js'
+import { deparseStatement, expressionText, scanBodyFragment } from '../ast/deparse.js'
 import { mapTree } from '../ast/map-tree.js'
 import {
   type AstNode,
