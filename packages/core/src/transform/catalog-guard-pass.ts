@@ -3,7 +3,6 @@ import type { TableReference } from '../analyze/table-reference.js'
 import { statementFragment } from '../ast/deparse.js'
 import {
   type AstNode,
-  columnRef,
   type NodeBody,
   type Pg,
   rangeSubselect,
@@ -19,6 +18,7 @@ import {
   catalogFunctionName,
   guardCatalogCall,
   guardObjectCast,
+  keyedOn,
 } from '../virtual-catalog/catalog-guards.js'
 import {
   informationSchemaList,
@@ -129,14 +129,8 @@ function correlatedConjuncts(
     const qualifier = stringsOf(outer?.fields)[0]
     if (!outer || !type || !qualifier || !plain.has(candidate.column)) continue
     if (!pgCatalogReaches(session, relation, qualifier) || out.length >= 4) continue
-    out.push({
-      A_Expr: {
-        kind: 'AEXPR_OP',
-        name: [{ String: { sval: 'pg_catalog' } }, { String: { sval: '=' } }],
-        lexpr: columnRef('x', candidate.column),
-        rexpr: qualifiedCast({ ColumnRef: outer } as AstNode, type),
-      },
-    } as AstNode)
+    const value = qualifiedCast({ ColumnRef: outer } as AstNode, type)
+    out.push(...keyedOn(session, relation, candidate.column, value))
   }
   return out
 }

@@ -192,7 +192,7 @@ function inVirtual(
 }
 
 /** `x.<column> OPERATOR(pg_catalog.=) <key>` for a fence, when the column is passed through. */
-function keyedOn(
+export function keyedOn(
   session: CompiledSession,
   relation: string,
   column: string,
