@@ -25,6 +25,7 @@ import type { DecisionLogSink } from './session/compile-session.js'
 import type { CompiledSession, TableEntry } from './session/compiled-session.js'
 import type { PolicyOutcome } from './session/policy-runtime.js'
 import type { ScanPlan } from './session/scan-plan.js'
+import { namesCatalogKeys } from './transform/catalog-guard-pass.js'
 import { wrapScans } from './transform/scan-wrapping-transformer.js'
 import { rewriteShow } from './transform/show-statement.js'
 import { transactionSql } from './transform/transaction-statement.js'
@@ -196,6 +197,7 @@ function rewriteQuery(
   }
   checkSelectedColumns(query, analysis, plans)
   session.catalogListsRead.clear()
+  session.catalogProbes = namesCatalogKeys(analysis.pushdowns)
   const rewritten = withCatalogLists(wrapScans(query, session, analysis, plans), session)
   const replaced = replaceQuery(stmt, classified, rewritten)
   if (classified.kind !== StatementKind.Explain) {

@@ -296,6 +296,86 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     expect(await names('cust%')).toEqual(['customers', 'customers_pkey'])
   })
 
+  it('answers statements about one object by its OID as listings do, hiding the same', async () => {
+    // A literal OID makes a statement keyed: its catalog relations probe the few candidate
+    // rows instead of computing whole visible sets. Each statement is asked both ways.
+    const customers = await oidOf("SELECT 'public.customers'::regclass::oid AS oid")
+    const both = async (sql: (key: string) => string) => {
+      // The literal form takes the probes (their aliases name them), the cast form the sets.
+      expect(rewrite(sql(String(customers)), session).statements.at(-1)?.sql).toContain('probe_')
+      const keyed = await q(sql(String(customers)))
+      expect(keyed).toEqual(await q(sql("'public.customers'::pg_catalog.regclass")))
+      return keyed
+    }
+    expect(
+      await both(
+        (k) => `SELECT c.relname, c.relnatts, c.relchecks, tc.relname AS toast
+          FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_class tc ON tc.oid = c.reltoastrelid
+          WHERE c.oid = ${k}`,
+      ),
+    ).toEqual([{ relname: 'customers', relnatts: 5, relchecks: 0, toast: null }])
+    expect(
+      await both(
+        (k) => `SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid)
+            FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum) AS def
+          FROM pg_catalog.pg_attribute a WHERE a.attrelid = ${k} AND a.attnum > 0 ORDER BY a.attnum`,
+      ),
+    ).toEqual([
+      { attname: 'id', def: null },
+      { attname: 'tenant_id', def: null },
+      { attname: 'name', def: null },
+      { attname: 'email', def: null },
+      { attname: 'region', def: "'north'::text" },
+    ])
+    expect(
+      await both(
+        (k) => `SELECT c2.relname, con.conname FROM pg_catalog.pg_class c, pg_catalog.pg_class c2,
+            pg_catalog.pg_index i LEFT JOIN pg_catalog.pg_constraint con
+              ON con.conrelid = i.indrelid AND con.conindid = i.indexrelid
+          WHERE c.oid = ${k} AND c.oid = i.indrelid AND i.indexrelid = c2.oid ORDER BY 1`,
+      ),
+    ).toEqual([{ relname: 'customers_pkey', conname: 'customers_pkey' }])
+    expect(
+      await both(
+        (k) => `SELECT conname FROM pg_catalog.pg_constraint
+          WHERE conrelid = ${k} AND contype IN ('p', 'f', 'c', 'u') ORDER BY 1`,
+      ),
+    ).toEqual([{ conname: 'customers_pkey' }, { conname: 'customers_tenant_id_fkey' }])
+    // The hidden objects by their OIDs, through every keyed relation: nothing.
+    const none = [
+      `SELECT relname FROM pg_catalog.pg_class WHERE oid = ${hidden.secrets}`,
+      `SELECT relname FROM pg_catalog.pg_class WHERE oid = ${hidden.ssnIndex}`,
+      `SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = ${hidden.secrets}`,
+      `SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = ${hidden.ssnIndex}`,
+      `SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = ${customers} AND attname = 'ssn'`,
+      `SELECT indexrelid FROM pg_catalog.pg_index WHERE indexrelid = ${hidden.ssnIndex}`,
+      `SELECT indexrelid FROM pg_catalog.pg_index WHERE indrelid = ${hidden.secrets}`,
+      `SELECT conname FROM pg_catalog.pg_constraint WHERE oid = ${hidden.ssnCheck}`,
+      `SELECT conname FROM pg_catalog.pg_constraint WHERE conrelid = ${hidden.secrets}`,
+      `SELECT oid FROM pg_catalog.pg_attrdef WHERE adrelid = ${hidden.secrets}`,
+      `SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhrelid = ${hidden.secrets}`,
+    ]
+    for (const sql of none) expect(await q(sql), sql).toEqual([])
+  })
+
+  it("answers psql's anchored name patterns (\\d schema.table) like equalities", async () => {
+    const names = async (pattern: string) =>
+      (
+        await q<{ relname: string }>(
+          `SELECT c.relname FROM pg_catalog.pg_class c
+            LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE c.relname OPERATOR(pg_catalog.~) '${pattern}' COLLATE pg_catalog.default
+              AND n.nspname OPERATOR(pg_catalog.~) '^(public)$' COLLATE pg_catalog.default
+            ORDER BY 1`,
+        )
+      ).map((r) => r.relname)
+    expect(await names('^(customers)$')).toEqual(['customers'])
+    expect(await names('^customers$')).toEqual(['customers'])
+    expect(await names('^(secrets)$')).toEqual([])
+    expect(await names('^(customers_ssn_idx)$')).toEqual([])
+    expect(await names('^(customers.*)$')).toEqual(['customers', 'customers_pkey'])
+  })
+
   it("takes no user CTE for its own lists and sets, at any depth (they would widen what's visible)", async () => {
     // A user's CTEs named like Palisade's own, listing the hidden table: renamed, never read.
     const own = `palisade_visible_relations AS (SELECT 'public'::name AS nspname, 'secrets'::name AS relname,

@@ -1,4 +1,4 @@
-import { type AstNode, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { type AstNode, type Pg, stringConst, stringsOf, tagOf } from '../ast/node.js'
 import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
 
 /** A user conjunct that may be copied inside a fenced scan, with the column it reads. */
@@ -16,6 +16,11 @@ export interface PushdownCandidate {
    * with the reference cast to the key column's type (catalog-guard-pass.ts).
    */
   readonly outer?: Pg.ColumnRef
+  /**
+   * With `outer`: the reference names a relation on the left of this scan's join (`… LEFT JOIN
+   * pg_class tc ON tc.oid = c.reltoastrelid`), so a fence that takes it is a LATERAL subquery.
+   */
+  readonly lateral?: boolean
 }
 
 /** Built-in comparisons whose implementations for built-in types are leakproof. */
@@ -32,6 +37,7 @@ export function findPushdownCandidates(
   select: Pg.SelectStmt,
 ): Map<Pg.RangeVar, PushdownCandidate[]> {
   const out = new Map<Pg.RangeVar, PushdownCandidate[]>()
+  for (const item of select.fromClause ?? []) joinKeyEqualities(item as AstNode, out)
   if (!select.whereClause) return out
   const scans = new Map<string, Pg.RangeVar>()
   const from = select.fromClause ?? []
@@ -62,27 +68,41 @@ export function findPushdownCandidates(
 }
 
 /**
- * `column LIKE 'text'` whose pattern has no wildcard or escape (drivers write `relname LIKE
- * 't05000'` for one table): the equality it implies, which matches every row the LIKE does.
- * LIKE itself is not leakproof; the equality is.
+ * The equality a pattern match implies when its pattern matches one text only: `column LIKE
+ * 'text'` without wildcard or escape (drivers write `relname LIKE 't05000'` for one table),
+ * or `column ~ '^(name)$'` over word characters (psql's `\d schema.table`). It holds for
+ * every row the match does; the match itself is not leakproof, the equality is.
  */
 function likeAsEquality(
   node: AstNode,
 ): { qualifier: string | undefined; name: string; node: AstNode } | undefined {
   const expr = nodeBody(node, 'A_Expr')
-  if (expr?.kind !== 'AEXPR_LIKE' || stringsOf(expr.name).join() !== '~~') return undefined
-  const column = columnOf(expr.lexpr as AstNode)
-  const pattern = nodeBody(expr.rexpr as AstNode, 'A_Const')?.sval?.sval
-  if (!column || pattern === undefined || /[%_\\]/.test(pattern)) return undefined
-  const equality = {
-    A_Expr: {
-      kind: 'AEXPR_OP',
-      name: [{ String: { sval: '=' } }],
-      lexpr: expr.lexpr,
-      rexpr: expr.rexpr,
-    },
+  const column = columnOf(expr?.lexpr as AstNode)
+  if (!expr || !column) return undefined
+  const operator = stringsOf(expr.name)
+  let text: string | undefined
+  if (expr.kind === 'AEXPR_LIKE' && operator.join() === '~~') {
+    const pattern = nodeBody(expr.rexpr as AstNode, 'A_Const')?.sval?.sval
+    if (pattern !== undefined && !/[%_\\]/.test(pattern)) text = pattern
+  } else if (
+    expr.kind === 'AEXPR_OP' &&
+    operator.at(-1) === '~' &&
+    (operator.length === 1 || operator[0] === 'pg_catalog')
+  ) {
+    const operand = nodeBody(expr.rexpr as AstNode, 'CollateClause')?.arg ?? expr.rexpr
+    const pattern = nodeBody(operand as AstNode, 'A_Const')?.sval?.sval
+    const match = pattern?.match(/^\^(?:\((\w+)\)|(\w+))\$$/)
+    text = match?.[1] ?? match?.[2]
+  }
+  if (text === undefined) return undefined
+  return { ...column, node: equalityNode(expr.lexpr as AstNode, stringConst(text)) }
+}
+
+/** `left = right` with the operator as the user's statement would resolve it. */
+function equalityNode(left: AstNode, right: AstNode): AstNode {
+  return {
+    A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: left, rexpr: right },
   } as AstNode
-  return { ...column, node: equality }
 }
 
 /**
@@ -109,6 +129,43 @@ function correlatedEqualities(
       if (!scan) continue
       const list = out.get(scan) ?? []
       list.push({ column: column.name, node: conjunct, outer: taggedBody(theirs, 'ColumnRef') })
+      out.set(scan, list)
+    }
+  }
+}
+
+/**
+ * `b.x = a.y` in the ON of `… [LEFT] JOIN b ON …`, `a` bound on the join's left side: the
+ * candidate `x = a.y` for `b`, lateral. An ON condition decides only which of `b`'s rows
+ * join, so a fence of `b` that keeps just the rows it accepts changes no result; a catalog
+ * relation's fence then looks up the left row's objects instead of computing every visible one.
+ */
+function joinKeyEqualities(item: AstNode, out: Map<Pg.RangeVar, PushdownCandidate[]>): void {
+  const join = nodeBody(item, 'JoinExpr')
+  if (!join) return
+  joinKeyEqualities(join.larg as AstNode, out)
+  joinKeyEqualities(join.rarg as AstNode, out)
+  const scan = nodeBody(join.rarg as AstNode, 'RangeVar')
+  if (!scan || !join.quals || (join.jointype !== 'JOIN_INNER' && join.jointype !== 'JOIN_LEFT'))
+    return
+  const left = fromClauseNames([join.larg])
+  const name = scan.alias?.aliasname ?? scan.relname
+  if (!left || !name || left.has(name)) return
+  for (const conjunct of conjunctsOf(join.quals as AstNode)) {
+    const expr = nodeBody(conjunct, 'A_Expr')
+    if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
+    const sides = [expr.lexpr as AstNode, expr.rexpr as AstNode]
+    for (const [mine, theirs] of [sides, [...sides].reverse()] as const) {
+      const column = columnOf(mine)
+      const outer = columnOf(theirs)
+      if (column?.qualifier !== name || !outer?.qualifier || !left.has(outer.qualifier)) continue
+      const list = out.get(scan) ?? []
+      list.push({
+        column: column.name,
+        node: conjunct,
+        outer: taggedBody(theirs, 'ColumnRef'),
+        lateral: true,
+      })
       out.set(scan, list)
     }
   }
@@ -182,14 +239,7 @@ function deriveEqualities(
       if (!fromScan || !toScan || fromScan === toScan) continue
       const literal = literals.get(`${fromScan.alias?.aliasname ?? fromScan.relname}.${from.name}`)
       if (!literal) continue
-      const node: AstNode = {
-        A_Expr: {
-          kind: 'AEXPR_OP',
-          name: [{ String: { sval: '=' } }],
-          lexpr: expr[from === left ? 'rexpr' : 'lexpr'],
-          rexpr: literal,
-        },
-      } as AstNode
+      const node = equalityNode(expr[from === left ? 'rexpr' : 'lexpr'] as AstNode, literal)
       const list = out.get(toScan) ?? []
       list.push({ column: to.name, node, derived: true })
       out.set(toScan, list)

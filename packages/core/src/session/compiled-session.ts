@@ -103,6 +103,12 @@ export class CompiledSession {
    */
   readonly catalogListsRead = new Set<string>()
   /**
+   * @internal Whether the statement being rewritten names a catalog object by key (`c.oid =
+   * '16390'`): its keyed catalog relations then probe the few candidate rows instead of
+   * computing whole visible sets (pg-catalog.ts). Set before each statement.
+   */
+  catalogProbes = false
+  /**
    * @internal What the session was compiled from, when compiling it again elsewhere gives the
    * same session (no decision function runs): a rewrite worker compiles its own copy from it.
    */

@@ -32,6 +32,7 @@ import {
   pgCatalogReaches,
   qualifiedCast,
 } from '../virtual-catalog/pg-catalog.js'
+import { isCatalogKey } from '../virtual-catalog/pg-catalog-templates.js'
 import { copyConjuncts } from './inner-scan.js'
 import type { TransformContext } from './transform-context.js'
 
@@ -106,8 +107,35 @@ export function virtualCatalogRelation(
   const plain = pgCatalogPlainColumns(session, reference.relation)
   const literal = (candidates ?? []).filter((c) => comparesWithLiterals(c.node))
   const pushed = copyConjuncts(literal, 'x', (column) => plain.has(column), true)
-  pushed.push(...correlatedConjuncts(session, reference.relation, plain, candidates ?? []))
-  return rangeSubselect(pgCatalogFragment(session, reference.relation, pushed), alias)
+  const correlated = correlatedConjuncts(session, reference.relation, plain, candidates ?? [])
+  pushed.push(...correlated.conjuncts)
+  return rangeSubselect(
+    pgCatalogFragment(session, reference.relation, pushed),
+    alias,
+    correlated.lateral,
+  )
+}
+
+/**
+ * Whether a statement compares a key column of a pg_catalog relation with a literal (`c.oid =
+ * '16390'`, `attrelid = 16390`, written or implied by a join): a statement about a few objects.
+ */
+export function namesCatalogKeys(
+  pushdowns: ReadonlyMap<object, readonly PushdownCandidate[]>,
+): boolean {
+  for (const [scan, candidates] of pushdowns) {
+    const { schemaname, relname } = scan as Pg.RangeVar
+    if (schemaname !== undefined && schemaname !== 'pg_catalog') continue
+    const keyed = candidates.some(
+      (c) =>
+        !c.outer &&
+        isCatalogKey(relname ?? '', c.column) &&
+        stringsOf(nodeBody(c.node, 'A_Expr')?.name).at(-1) === '=' &&
+        comparesWithLiterals(c.node),
+    )
+    if (keyed) return true
+  }
+  return false
 }
 
 /**
@@ -121,18 +149,20 @@ function correlatedConjuncts(
   relation: string,
   plain: ReadonlySet<string>,
   candidates: readonly PushdownCandidate[],
-): AstNode[] {
-  const out: AstNode[] = []
+): { conjuncts: AstNode[]; lateral: boolean } {
+  const conjuncts: AstNode[] = []
+  let lateral = false
   for (const candidate of candidates) {
     const outer = candidate.outer
     const type = pgCatalogKeyType(candidate.column)
     const qualifier = stringsOf(outer?.fields)[0]
     if (!outer || !type || !qualifier || !plain.has(candidate.column)) continue
-    if (!pgCatalogReaches(session, relation, qualifier) || out.length >= 4) continue
+    if (!pgCatalogReaches(session, relation, qualifier) || conjuncts.length >= 4) continue
     const value = qualifiedCast({ ColumnRef: outer } as AstNode, type)
-    out.push(...keyedOn(session, relation, candidate.column, value))
+    conjuncts.push(...keyedOn(session, relation, candidate.column, value))
+    lateral ||= candidate.lateral === true
   }
-  return out
+  return { conjuncts, lateral }
 }
 
 /**

@@ -5,9 +5,8 @@ import { catalogColumns, type VersionedCatalogRelation } from './pg-catalog-colu
  * catalogs; `palisade.<name>` relations and functions in it are placeholders that the builder
  * (pg-catalog.ts) replaces with trees, never with text:
  *
- * - `palisade.visible_relations (nspname, relname, oid)` and `palisade.visible_columns (nspname,
- *   relname, oid, attnames)`: the session's visible tables and columns, with the OID each name
- *   resolves to upstream (NULL when none);
+ * - `palisade.visible_relations (nspname, relname)` and `palisade.visible_columns (nspname,
+ *   relname, attnames)`: the session's visible tables and columns, by upstream name;
  * - `palisade.<set>`: another template below (a building block or a virtual relation);
  * - `palisade.schema_label(x)`: the visible name of an upstream schema name (aliases);
  * - `palisade.username()`, `palisade.datasource()`: the Palisade identity.
@@ -29,16 +28,25 @@ import { catalogColumns, type VersionedCatalogRelation } from './pg-catalog-colu
  * inside a set is correlated through a set-returning function, which would make PostgreSQL
  * read the visible lists once per row.
  */
+const REGCLASS = `pg_catalog.to_regclass(pg_catalog.format('%I.%I', v.nspname, v.relname))::pg_catalog.oid`
+
 const SETS = {
   /** System schemas, always visible. */
   sys_ns: `SELECT n.oid FROM pg_catalog.pg_namespace n
     WHERE n.nspname IN ('pg_catalog', 'information_schema')`,
   sys_rel: `SELECT c.oid FROM pg_catalog.pg_class c
     WHERE c.relnamespace IN (SELECT s.oid FROM palisade.sys_ns s)`,
-  /** Visible user relations (the lists carry each one's OID, resolved by name). */
-  rel: `SELECT v.oid FROM palisade.visible_relations v WHERE v.oid IS NOT NULL`,
+  /**
+   * Visible user relations by the OID each name resolves to upstream: the sets join the
+   * catalogs by OID, which PostgreSQL estimates exactly (a join by name and schema it guesses
+   * at a few rows for 10,000, and plans nested loops over the whole list).
+   */
+  rel: `SELECT r.oid FROM (SELECT ${REGCLASS} AS oid FROM palisade.visible_relations v) r
+    WHERE r.oid IS NOT NULL`,
+  /** The visible columns' names per visible relation, by OID. */
+  col_list: `SELECT ${REGCLASS} AS oid, v.attnames FROM palisade.visible_columns v`,
   /** Visible columns of visible relations (`array_position … IS NOT NULL`: estimated as kept). */
-  att: `SELECT a.attrelid, a.attnum FROM palisade.visible_columns v
+  att: `SELECT a.attrelid, a.attnum FROM palisade.col_list v
     JOIN pg_catalog.pg_attribute a ON a.attrelid = v.oid
     WHERE a.attnum > 0 AND NOT a.attisdropped
       AND pg_catalog.array_position(v.attnames, a.attname) IS NOT NULL`,
@@ -47,14 +55,14 @@ const SETS = {
    * read from the same list as `att` rather than as what `att` lacks: PostgreSQL estimates an
    * anti-join of two sets of 100,000 columns at one row and then loops over the whole list.
    */
-  denied_att: `SELECT a.attrelid, a.attnum FROM palisade.visible_columns v
+  denied_att: `SELECT a.attrelid, a.attnum FROM palisade.col_list v
     JOIN pg_catalog.pg_attribute a ON a.attrelid = v.oid
     WHERE a.attnum > 0
       AND (a.attisdropped OR pg_catalog.array_position(v.attnames, a.attname) IS NULL)`,
-  /** Schemas: system ones and those holding a visible relation. */
+  /** Schemas: system ones and those the visible relations are listed in (by name: no lookups). */
   ns: `SELECT s.oid FROM palisade.sys_ns s
-    UNION SELECT c.relnamespace FROM pg_catalog.pg_class c
-      WHERE EXISTS (SELECT 1 FROM palisade.rel r WHERE r.oid = c.oid)`,
+    UNION SELECT n.oid FROM pg_catalog.pg_namespace n
+      WHERE n.nspname IN (SELECT v.nspname FROM palisade.visible_relations v)`,
   /** Objects (indexes, constraints, defaults) whose definition reads a hidden column. */
   denied_dep: `SELECT p.classid, p.objid FROM pg_catalog.pg_depend p
     JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
@@ -85,9 +93,14 @@ const SETS = {
     JOIN palisade.att v ON v.attrelid = ad.adrelid AND v.attnum = ad.adnum
     WHERE NOT EXISTS (SELECT 1 FROM palisade.denied_dep p
       WHERE p.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND p.objid = ad.oid)`,
-  /** Types of visible columns. */
+  /**
+   * Types of visible columns that are not built in (built-in types are listed anyway, and
+   * nearly every column has one): the few columns of user types are checked one by one
+   * instead of computing every visible column.
+   */
   col_typ: `SELECT a.atttypid AS oid FROM pg_catalog.pg_attribute a
-    JOIN palisade.att v ON v.attrelid = a.attrelid AND v.attnum = a.attnum`,
+    WHERE a.atttypid >= '16384'::pg_catalog.oid AND a.attnum > 0 AND NOT a.attisdropped
+      AND palisade.is_att(a.attrelid, a.attnum)`,
   /**
    * Types: built in, the row types of visible relations and their arrays, and the types of
    * visible columns with their element and base types. A type only a hidden column uses (an
@@ -102,6 +115,67 @@ const SETS = {
       OR t.oid IN (SELECT e.typelem FROM pg_catalog.pg_type e JOIN palisade.col_typ c ON c.oid = e.oid)
       OR t.oid IN (SELECT d.typbasetype FROM pg_catalog.pg_type d
         JOIN palisade.col_typ c ON c.oid = d.oid)`,
+} as const
+
+/**
+ * Probes: the membership tests of the sets above for one object, `palisade.<probe>(key, …)`
+ * in a template, with `palisade.key(n)` standing for the n-th argument. A probe looks its
+ * object up by key in the real catalogs and by name in the visible lists, so a statement
+ * about one table reads that table's catalog rows, where a set reads every visible object
+ * (at 10,000 tables, 100,000 columns: tens of milliseconds per set). The keyed forms of the
+ * virtual relations below filter with probes; pg-catalog.ts picks them for statements that
+ * name their objects by key. Each is `SELECT <boolean>`, true exactly when the set holds the
+ * object. A probe's own aliases start with `probe_`, unique per probe, so no argument names one.
+ */
+const PROBES = {
+  /** `rel`: relation key(1) is visible. */
+  is_rel: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class probe_rel_c
+      JOIN pg_catalog.pg_namespace probe_rel_n ON probe_rel_n.oid = probe_rel_c.relnamespace
+      WHERE probe_rel_c.oid = palisade.key(1) AND EXISTS (SELECT 1
+        FROM palisade.visible_relations probe_rel_v WHERE probe_rel_v.nspname = probe_rel_n.nspname
+          AND probe_rel_v.relname = probe_rel_c.relname))`,
+  /** `att`: column key(2) of relation key(1) is visible. */
+  is_att: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute probe_att_a
+      JOIN pg_catalog.pg_class probe_att_c ON probe_att_c.oid = probe_att_a.attrelid
+      JOIN pg_catalog.pg_namespace probe_att_n ON probe_att_n.oid = probe_att_c.relnamespace
+      WHERE probe_att_a.attrelid = palisade.key(1) AND probe_att_a.attnum = palisade.key(2)
+        AND probe_att_a.attnum > 0 AND NOT probe_att_a.attisdropped
+        AND pg_catalog.array_position((SELECT probe_att_v.attnames
+          FROM palisade.visible_columns probe_att_v WHERE probe_att_v.nspname = probe_att_n.nspname
+            AND probe_att_v.relname = probe_att_c.relname), probe_att_a.attname) IS NOT NULL)`,
+  /** `denied_att`: relation key(1) is visible and one of its columns key(2) (an array) is not. */
+  denied_cols: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute probe_denied_a
+      JOIN pg_catalog.pg_class probe_denied_c ON probe_denied_c.oid = probe_denied_a.attrelid
+      JOIN pg_catalog.pg_namespace probe_denied_n ON probe_denied_n.oid = probe_denied_c.relnamespace
+      JOIN LATERAL (SELECT probe_denied_v.attnames FROM palisade.visible_columns probe_denied_v
+        WHERE probe_denied_v.nspname = probe_denied_n.nspname
+          AND probe_denied_v.relname = probe_denied_c.relname) probe_denied_v ON true
+      WHERE probe_denied_a.attrelid = palisade.key(1) AND probe_denied_a.attnum = ANY (palisade.key(2))
+        AND probe_denied_a.attnum > 0 AND (probe_denied_a.attisdropped
+          OR pg_catalog.array_position(probe_denied_v.attnames, probe_denied_a.attname) IS NULL))`,
+  /** `denied_dep`: object key(2) of catalog key(1) reads a hidden column. */
+  reads_denied: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_depend probe_dep_p
+      WHERE probe_dep_p.classid = palisade.key(1) AND probe_dep_p.objid = palisade.key(2)
+        AND probe_dep_p.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+        AND probe_dep_p.refobjsubid > 0
+        AND palisade.denied_cols(probe_dep_p.refobjid, ARRAY[probe_dep_p.refobjsubid]::pg_catalog.int2[]))`,
+  /** `idx`: index key(1) is visible. */
+  is_idx: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_index probe_idx_i
+      WHERE probe_idx_i.indexrelid = palisade.key(1) AND palisade.is_rel(probe_idx_i.indrelid)
+        AND NOT palisade.denied_cols(probe_idx_i.indrelid, probe_idx_i.indkey::pg_catalog.int2[])
+        AND NOT palisade.reads_denied('pg_catalog.pg_class'::pg_catalog.regclass, probe_idx_i.indexrelid))`,
+  /** `user_con`: constraint key(1) is a visible user constraint. */
+  is_user_con: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint probe_con_co
+      WHERE probe_con_co.oid = palisade.key(1) AND palisade.is_rel(probe_con_co.conrelid)
+        AND (probe_con_co.confrelid = 0 OR palisade.is_rel(probe_con_co.confrelid))
+        AND NOT palisade.denied_cols(probe_con_co.conrelid, probe_con_co.conkey)
+        AND NOT palisade.denied_cols(probe_con_co.confrelid, probe_con_co.confkey)
+        AND NOT palisade.reads_denied('pg_catalog.pg_constraint'::pg_catalog.regclass, probe_con_co.oid))`,
+  /** `attrdef`: column default key(1) is visible. */
+  is_attrdef: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attrdef probe_def_ad
+      WHERE probe_def_ad.oid = palisade.key(1)
+        AND palisade.is_att(probe_def_ad.adrelid, probe_def_ad.adnum)
+        AND NOT palisade.reads_denied('pg_catalog.pg_attrdef'::pg_catalog.regclass, probe_def_ad.oid))`,
 } as const
 
 /** A filter-only virtual relation: every column of the real one, only the visible rows. */
@@ -150,6 +224,15 @@ const SYSTEM_SCHEMAS = `('pg_catalog', 'information_schema')`
 const VISIBLE_NAME = (schema: string, name: string) =>
   `(x.${schema}, x.${name}) IN (SELECT v.nspname, v.relname FROM palisade.visible_relations v)`
 
+/** pg_class columns that describe rows a filter hides or grants: reported as unknown or none. */
+const CLASS_HIDDEN_COUNTS = {
+  relpages: '0',
+  reltuples: '(-1)::pg_catalog.float4',
+  relallvisible: '0',
+  relallfrozen: '0',
+  relacl: 'NULL::pg_catalog.aclitem[]',
+}
+
 /** The virtual relations: name → template (or a template per upstream version). */
 const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = {
   pg_namespace: `SELECT x.oid, palisade.schema_label(x.nspname) AS nspname, x.nspowner,
@@ -160,11 +243,7 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
   pg_class: replacing(
     'pg_class',
     {
-      relpages: '0',
-      reltuples: '(-1)::pg_catalog.float4',
-      relallvisible: '0',
-      relallfrozen: '0',
-      relacl: 'NULL::pg_catalog.aclitem[]',
+      ...CLASS_HIDDEN_COUNTS,
       relnatts: `CASE WHEN x.oid IN (SELECT r.oid FROM palisade.rel r)
         THEN COALESCE(natts.n, 0)::pg_catalog.int2 ELSE x.relnatts END`,
       relchecks: `CASE WHEN x.oid IN (SELECT r.oid FROM palisade.rel r)
@@ -264,14 +343,84 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
 }
 
 /**
- * Expressions over the virtual catalog with one argument, `palisade.key()`: the user's value,
+ * Keyed forms of the relations whose sets are costly: the same rows, filtered with probes.
+ * For statements that name their objects by key (`c.oid = '16390'`, `attrelid = …`), where
+ * the fence's pushed key leaves a few candidate rows; listings keep the set forms, which
+ * compute each set once instead of probing per row.
+ */
+const KEYED: Record<string, string | ((serverVersion: number) => string)> = {
+  pg_class: replacing(
+    'pg_class',
+    {
+      ...CLASS_HIDDEN_COUNTS,
+      relnatts: `CASE WHEN palisade.is_rel(x.oid)
+        THEN (SELECT pg_catalog.count(*) FROM pg_catalog.pg_attribute a
+          WHERE a.attrelid = x.oid AND a.attnum > 0
+            AND palisade.is_att(a.attrelid, a.attnum))::pg_catalog.int2 ELSE x.relnatts END`,
+      relchecks: `CASE WHEN palisade.is_rel(x.oid)
+        THEN (SELECT pg_catalog.count(*) FROM pg_catalog.pg_constraint k
+          WHERE k.conrelid = x.oid AND k.contype = 'c'
+            AND palisade.is_user_con(k.oid))::pg_catalog.int2 ELSE x.relchecks END`,
+    },
+    `x.relnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
+      OR palisade.is_rel(x.oid) OR palisade.is_idx(x.oid)`,
+  ),
+  pg_attribute: filtered(
+    'pg_attribute',
+    `x.attrelid IN (SELECT s.oid FROM palisade.sys_rel s)
+      OR palisade.is_att(x.attrelid, x.attnum) OR palisade.is_idx(x.attrelid)`,
+  ),
+  pg_attrdef: filtered('pg_attrdef', 'palisade.is_attrdef(x.oid)'),
+  pg_constraint: filtered(
+    'pg_constraint',
+    `x.connamespace IN (SELECT s.oid FROM palisade.sys_ns s) OR palisade.is_user_con(x.oid)`,
+  ),
+  pg_index: filtered(
+    'pg_index',
+    `x.indrelid IN (SELECT s.oid FROM palisade.sys_rel s) OR palisade.is_idx(x.indexrelid)`,
+  ),
+  pg_inherits: filtered(
+    'pg_inherits',
+    'palisade.is_rel(x.inhrelid) AND palisade.is_rel(x.inhparent)',
+  ),
+}
+
+/** Key columns of the keyed forms: an equality on one leaves few candidate rows. */
+const KEY_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  pg_class: ['oid', 'relname'],
+  pg_attribute: ['attrelid'],
+  pg_attrdef: ['oid', 'adrelid'],
+  pg_constraint: ['oid', 'conrelid', 'confrelid', 'conindid'],
+  pg_index: ['indexrelid', 'indrelid'],
+  pg_inherits: ['inhrelid', 'inhparent'],
+}
+
+/** Whether an equality on `column` makes `relation` a keyed lookup (one with a keyed form). */
+export function isCatalogKey(relation: string, column: string): boolean {
+  return Object.hasOwn(KEY_COLUMNS, relation) && (KEY_COLUMNS[relation] ?? []).includes(column)
+}
+
+/** The keyed form of a virtual relation, or undefined when it has none. */
+export function keyedCatalogTemplate(name: string, serverVersion: number): string | undefined {
+  if (!Object.hasOwn(KEYED, name)) return undefined
+  const template = KEYED[name]
+  return typeof template === 'function' ? template(serverVersion) : template
+}
+
+/** Whether `palisade.<name>(…)` in a template is a probe. */
+export function isCatalogProbe(name: string): boolean {
+  return Object.hasOwn(PROBES, name)
+}
+
+/**
+ * Expressions over the virtual catalog with one argument, `palisade.key(1)`: the user's value,
  * substituted per call (catalog-guards.ts). Each is `SELECT <expression>`.
  */
 const EXPRESSIONS = {
   /** `pg_partition_ancestors(rel)`: the relation and its visible ancestors, if it is visible. */
   pg_partition_ancestors: `SELECT pg_catalog.unnest(ARRAY(
     WITH RECURSIVE palisade_up(relid) AS (
-      SELECT c.oid FROM palisade.pg_class c WHERE c.oid = palisade.key()::pg_catalog.oid
+      SELECT c.oid FROM palisade.pg_class c WHERE c.oid = palisade.key(1)::pg_catalog.oid
       UNION SELECT i.inhparent FROM palisade.pg_inherits i
         JOIN palisade_up u ON i.inhrelid = u.relid)
     SELECT u.relid::pg_catalog.regclass FROM palisade_up u))`,
@@ -294,6 +443,7 @@ export function isVirtualPgCatalogRelation(name: string): boolean {
 /** The template of a building block or virtual relation, or undefined for another name. */
 export function catalogTemplate(name: string, serverVersion: number): string | undefined {
   if (Object.hasOwn(SETS, name)) return SETS[name as keyof typeof SETS]
+  if (Object.hasOwn(PROBES, name)) return PROBES[name as keyof typeof PROBES]
   if (!Object.hasOwn(RELATIONS, name)) return undefined
   const template = RELATIONS[name]
   return typeof template === 'function' ? template(serverVersion) : template

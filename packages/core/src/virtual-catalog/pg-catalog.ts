@@ -17,8 +17,11 @@ import { DEFAULT_SERVER_VERSION } from './pg-catalog-columns.js'
 import {
   catalogTemplate,
   expressionTemplate,
+  isCatalogKey,
+  isCatalogProbe,
   isCatalogSet,
   isVirtualPgCatalogRelation,
+  keyedCatalogTemplate,
 } from './pg-catalog-templates.js'
 
 export { isVirtualPgCatalogRelation }
@@ -26,11 +29,13 @@ export { isVirtualPgCatalogRelation }
 /** Parsed templates by name and upstream version; substitution copies, never mutates. */
 const parsedTemplates = new Map<string, AstNode>()
 
-function parsedTemplate(name: string, serverVersion: number): AstNode {
-  const key = `${name}@${serverVersion}`
+function parsedTemplate(name: string, serverVersion: number, keyed = false): AstNode {
+  const key = `${keyed ? 'keyed:' : ''}${name}@${serverVersion}`
   let tree = parsedTemplates.get(key)
   if (!tree) {
-    const sql = catalogTemplate(name, serverVersion) ?? expressionTemplate(name)
+    const sql = keyed
+      ? keyedCatalogTemplate(name, serverVersion)
+      : (catalogTemplate(name, serverVersion) ?? expressionTemplate(name))
     if (sql === undefined) throw new Error(`no catalog template named ${name}`)
     const parsed = parseSql(sql)[0]
     if (!parsed) throw new Error(`catalog template ${name} is empty`)
@@ -64,12 +69,26 @@ export function pgCatalogFragment(
   pushed: readonly AstNode[] = [],
 ): AstNode {
   if (!isVirtualPgCatalogRelation(name)) throw new Error(`no virtual catalog relation ${name}`)
-  const parts = fragmentParts(session, name)
+  const keyed = session.catalogProbes && pushed.some((c) => keyEquality(name, c))
+  const parts = fragmentParts(session, name, keyed)
   for (const list of parts.lists) session.catalogListsRead.add(list)
   const conjuncts = [parts.where, ...pushed.map((c) => expressionText(c))]
   // A security-barrier fence: PostgreSQL must not run a user's condition (which can fail or
   // leak) on a catalog row before the visibility filter has removed it.
   return scanBodyFragment(parts.head, conjuncts, true)
+}
+
+/**
+ * Whether a pushed condition is `x.<key> = …` on a key column of the relation's keyed form:
+ * the fence then holds a few candidate rows, and probing each beats computing whole sets.
+ */
+function keyEquality(name: string, condition: AstNode): boolean {
+  const expr = nodeBody(condition, 'A_Expr')
+  if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).at(-1) !== '=') return false
+  return [expr.lexpr, expr.rexpr].some((side) => {
+    const [qualifier, column] = stringsOf(nodeBody(side as AstNode, 'ColumnRef')?.fields)
+    return qualifier === 'x' && column !== undefined && isCatalogKey(name, column)
+  })
 }
 
 /** The columns of a virtual relation that a pushed condition may name. */
@@ -119,13 +138,13 @@ const OID_KEYS = new Set([
   'rngtypid',
 ])
 
-function fragmentParts(session: CompiledSession, name: string): FragmentParts {
-  const key = `pg_catalog.${name}`
+function fragmentParts(session: CompiledSession, name: string, keyed = false): FragmentParts {
+  const key = `pg_catalog.${name}${keyed ? '#keyed' : ''}`
   const cached = session.catalogParts.get(key) as FragmentParts | undefined
   if (cached) return cached
   const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
   const needed = new Set<string>()
-  const tree = substitute(session, parsedTemplate(name, version), needed)
+  const tree = substitute(session, parsedTemplate(name, version, keyed), needed)
   const { whereClause, ...select } = taggedBody(tree, 'SelectStmt')
   if (!whereClause) throw new Error(`catalog template ${name} has no visibility filter`)
   const lists = new Set<string>()
@@ -182,7 +201,7 @@ function plainColumns(name: string, targets: readonly unknown[]): ReadonlySet<st
 export function pgCatalogExpression(session: CompiledSession, name: string, key: AstNode): AstNode {
   const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
   const needed = new Set<string>()
-  const tree = substitute(session, parsedTemplate(name, version), needed, key)
+  const tree = substitute(session, parsedTemplate(name, version), needed, [key])
   // An expression has no WITH of its own: the lists and sets it reads are the statement's.
   const lists = new Set<string>()
   collectSets(session, needed, version, lists)
@@ -196,13 +215,15 @@ const SET_PREFIX = 'palisade_'
 
 /**
  * Replaces the placeholders of a template: `palisade.<set>` becomes a reference to the CTE of
- * that set (collected in `needed`), `palisade.<relation>` the relation's own fragment.
+ * that set (collected in `needed`), `palisade.<relation>` the relation's own fragment,
+ * `palisade.<probe>(…)` the probe's expression over those arguments, `palisade.key(n)` the
+ * n-th of `keys`.
  */
 function substitute(
   session: CompiledSession,
   template: AstNode,
   needed: Set<string>,
-  key?: AstNode,
+  keys: readonly AstNode[] = [],
 ): AstNode {
   return mapTree(template, (_node, tag, body) => {
     if (tag === 'RangeVar') {
@@ -226,11 +247,32 @@ function substitute(
       if (fn === 'username') return session.identity.user
       if (fn === 'datasource') return session.identity.catalog
       if (fn === 'schema_label') return schemaLabel(session, call.args?.[0] as AstNode)
-      if (fn === 'key' && key) return key
+      if (fn === 'key') {
+        const index = Number(nodeBody(call.args?.[0] as AstNode, 'A_Const')?.ival?.ival ?? 0)
+        const key = keys[index - 1]
+        if (key) return key
+      }
+      if (fn !== undefined && isCatalogProbe(fn)) return probe(session, fn, call, needed, keys)
       throw new Error(`unknown catalog template function palisade.${fn}`)
     }
     return undefined
   })
+}
+
+/** A probe's expression (pg-catalog-templates.ts `PROBES`) over a call's arguments. */
+function probe(
+  session: CompiledSession,
+  name: string,
+  call: Pg.FuncCall,
+  needed: Set<string>,
+  keys: readonly AstNode[],
+): AstNode {
+  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+  const args = (call.args ?? []).map((arg) => substitute(session, arg as AstNode, needed, keys))
+  // A scalar subquery, evaluated per candidate row: PostgreSQL would turn a bare EXISTS into a
+  // join and run it over every object, which is what the probe is there to avoid.
+  const subselect = substitute(session, parsedTemplate(name, version), needed, args)
+  return { SubLink: { subLinkType: 'EXPR_SUBLINK', subselect } } as AstNode
 }
 
 const LISTS = new Set(['visible_relations', 'visible_columns'])
@@ -311,8 +353,8 @@ export function catalogListsWith(session: CompiledSession, names: Iterable<strin
 }
 
 /**
- * The session's visible tables (`nspname, relname, oid`) or their visible columns (`nspname,
- * relname, oid, attnames`), as `unnest` over array constants: one string each however many tables,
+ * The session's visible tables (`nspname, relname`) or their visible columns (`nspname,
+ * relname, attnames`), as `unnest` over array constants: one string each however many tables,
  * which PostgreSQL reads in a few milliseconds where a VALUES list of 10,000 rows takes seconds
  * to parse and plan. Built once per session.
  */
@@ -331,14 +373,10 @@ function visibleList(session: CompiledSession, name: string): AstNode {
   // Built as text from deparsed constants: a tree of three constants would print the same.
   const constant = (items: readonly string[], type: string) =>
     `pg_catalog.unnest(${expressionText(stringConst(arrayLiteral(items)))}::pg_catalog.${type}[])`
-  // The upstream OID of each, resolved here once per statement: the sets then join the
-  // catalogs by OID, which PostgreSQL estimates exactly (a join by name and schema it guesses
-  // at a few rows for 10,000, and plans nested loops over the whole list).
-  const oid = `pg_catalog.to_regclass(pg_catalog.format('%I.%I', v.nspname, v.relname))::pg_catalog.oid AS oid`
   const sql =
     name === 'visible_columns'
-      ? `SELECT v.nspname, v.relname, ${oid}, v.attnames::pg_catalog.name[] AS attnames FROM ROWS FROM (${constant(schemas, 'name')}, ${constant(tables, 'name')}, ${constant(columns, 'text')}) AS v(nspname, relname, attnames)`
-      : `SELECT v.nspname, v.relname, ${oid} FROM ROWS FROM (${constant(schemas, 'name')}, ${constant(tables, 'name')}) AS v(nspname, relname)`
+      ? `SELECT v.nspname, v.relname, v.attnames::pg_catalog.name[] AS attnames FROM ROWS FROM (${constant(schemas, 'name')}, ${constant(tables, 'name')}, ${constant(columns, 'text')}) AS v(nspname, relname, attnames)`
+      : `SELECT v.nspname, v.relname FROM ROWS FROM (${constant(schemas, 'name')}, ${constant(tables, 'name')}) AS v(nspname, relname)`
   const list = { PalisadeFragment: { sql } } as unknown as AstNode
   session.catalogViews.set(key, list)
   return list
