@@ -331,7 +331,7 @@ describeOnDatabases('virtual pg_catalog', (db) => {
       await both(
         (k) => `SELECT c2.relname, con.conname FROM pg_catalog.pg_class c, pg_catalog.pg_class c2,
             pg_catalog.pg_index i LEFT JOIN pg_catalog.pg_constraint con
-              ON con.conrelid = i.indrelid AND con.conindid = i.indexrelid
+              ON (conrelid = i.indrelid AND conindid = i.indexrelid AND contype IN ('p', 'u', 'x'))
           WHERE c.oid = ${k} AND c.oid = i.indrelid AND i.indexrelid = c2.oid ORDER BY 1`,
       ),
     ).toEqual([{ relname: 'customers_pkey', conname: 'customers_pkey' }])
@@ -341,6 +341,22 @@ describeOnDatabases('virtual pg_catalog', (db) => {
           WHERE conrelid = ${k} AND contype IN ('p', 'f', 'c', 'u') ORDER BY 1`,
       ),
     ).toEqual([{ conname: 'customers_pkey' }, { conname: 'customers_tenant_id_fkey' }])
+    // Keys from a join to a relation on the left (ON or WHERE) make a fence LATERAL.
+    expect(
+      await both(
+        (k) => `SELECT r.conname, c.relname, n.nspname FROM pg_catalog.pg_constraint r,
+            pg_catalog.pg_class c, pg_catalog.pg_namespace n
+          WHERE r.conrelid = ${k} AND c.oid = r.confrelid AND n.oid = c.relnamespace`,
+      ),
+    ).toEqual([{ conname: 'customers_tenant_id_fkey', relname: 'tenants', nspname: 'public' }])
+    expect(
+      await both(
+        (k) => `SELECT ic.relname, t.typname FROM pg_catalog.pg_index i
+            JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid
+            LEFT JOIN pg_catalog.pg_type t ON t.oid = ic.reltype
+          WHERE i.indrelid = ${k} ORDER BY 1`,
+      ),
+    ).toEqual([{ relname: 'customers_pkey', typname: null }])
     // The hidden objects by their OIDs, through every keyed relation: nothing.
     const none = [
       `SELECT relname FROM pg_catalog.pg_class WHERE oid = ${hidden.secrets}`,
@@ -354,6 +370,11 @@ describeOnDatabases('virtual pg_catalog', (db) => {
       `SELECT conname FROM pg_catalog.pg_constraint WHERE conrelid = ${hidden.secrets}`,
       `SELECT oid FROM pg_catalog.pg_attrdef WHERE adrelid = ${hidden.secrets}`,
       `SELECT inhrelid FROM pg_catalog.pg_inherits WHERE inhrelid = ${hidden.secrets}`,
+      // The real pg_index names the hidden index among the table's: the fence still hides it.
+      `SELECT c2.relname FROM pg_catalog.pg_class c2, pg_catalog.pg_index i
+        WHERE i.indrelid = ${customers} AND i.indexrelid = c2.oid AND c2.relname LIKE '%ssn%'`,
+      `SELECT c2.relname FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c2
+        ON c2.oid = i.indexrelid WHERE i.indrelid = ${customers} AND c2.oid = ${hidden.ssnIndex}`,
     ]
     for (const sql of none) expect(await q(sql), sql).toEqual([])
   })
@@ -374,6 +395,26 @@ describeOnDatabases('virtual pg_catalog', (db) => {
     expect(await names('^(secrets)$')).toEqual([])
     expect(await names('^(customers_ssn_idx)$')).toEqual([])
     expect(await names('^(customers.*)$')).toEqual(['customers', 'customers_pkey'])
+  })
+
+  it('lists the types of one kind without the hidden ones (psql and ORMs ask for domains, enums)', async () => {
+    const kinds = await q<{ typname: string }>(
+      `SELECT t.typname FROM pg_catalog.pg_type t
+        JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+        WHERE t.typtype IN ('c', 'e', 'd') AND n.nspname = 'public' ORDER BY 1`,
+    )
+    expect(kinds.map((r) => r.typname)).not.toContain('secrets')
+    // An enum only the hidden table's column uses: neither it nor its labels.
+    expect(kinds.map((r) => r.typname)).not.toContain('clearance')
+    const labels = await q(
+      `SELECT t.typname, e.enumlabel FROM pg_catalog.pg_type t
+        LEFT JOIN pg_catalog.pg_enum e ON e.enumtypid = t.oid WHERE t.typtype = 'e'`,
+    )
+    expect(JSON.stringify(labels)).not.toMatch(/clearance|codename/)
+    expect(kinds.map((r) => r.typname)).toContain('customers')
+    expect(
+      await q(`SELECT typname FROM pg_catalog.pg_type WHERE oid = ${hidden.secretsType}`),
+    ).toEqual([])
   })
 
   it("takes no user CTE for its own lists and sets, at any depth (they would widen what's visible)", async () => {

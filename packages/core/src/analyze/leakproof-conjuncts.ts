@@ -1,5 +1,6 @@
 import { type AstNode, type Pg, stringConst, stringsOf, tagOf } from '../ast/node.js'
 import { nodeBody, taggedBody } from '../ast/tag-dispatch.js'
+import { isCatalogKey } from '../virtual-catalog/pg-catalog-templates.js'
 
 /** A user conjunct that may be copied inside a fenced scan, with the column it reads. */
 export interface PushdownCandidate {
@@ -21,6 +22,17 @@ export interface PushdownCandidate {
    * pg_class tc ON tc.oid = c.reltoastrelid`), so a fence that takes it is a LATERAL subquery.
    */
   readonly lateral?: boolean
+  /**
+   * `a.x = b.y` where `b.z = <literal>` is a candidate of another scan `b`: `x` is one of the
+   * values of `y` in `b`'s relation where `z` is that literal (the catalog takes this as `x IN
+   * (SELECT y FROM <relation> WHERE z = <literal>)` when `b` is a catalog relation keyed by `z`).
+   */
+  readonly through?: {
+    readonly relation: Pg.RangeVar
+    readonly column: string
+    readonly key: string
+    readonly literal: AstNode
+  }
 }
 
 /** Built-in comparisons whose implementations for built-in types are leakproof. */
@@ -63,7 +75,9 @@ export function findPushdownCandidates(
     out.set(scan, list)
   }
   deriveEqualities(select.whereClause as AstNode, scans, only, out)
+  deriveThrough(select.whereClause as AstNode, scans, out)
   correlatedEqualities(select, scans, out)
+  listKeyEqualities(from, select.whereClause as AstNode, out)
   return out
 }
 
@@ -135,6 +149,23 @@ function correlatedEqualities(
 }
 
 /**
+ * `b.x = a.y` in the WHERE, `b` a relation of the FROM list and `a` bound by an item before it:
+ * the candidate `x = a.y` for `b`, lateral (as for a join's ON keys below; the WHERE keeps only
+ * rows where it holds).
+ */
+function listKeyEqualities(
+  from: readonly unknown[],
+  where: AstNode,
+  out: Map<Pg.RangeVar, PushdownCandidate[]>,
+): void {
+  from.forEach((item, index) => {
+    const scan = nodeBody(item as AstNode, 'RangeVar')
+    const before = scan && fromClauseNames(from.slice(0, index))
+    if (before) keyEqualities(scan, where, before, out)
+  })
+}
+
+/**
  * `b.x = a.y` in the ON of `… [LEFT] JOIN b ON …`, `a` bound on the join's left side: the
  * candidate `x = a.y` for `b`, lateral. An ON condition decides only which of `b`'s rows
  * join, so a fence of `b` that keeps just the rows it accepts changes no result; a catalog
@@ -149,16 +180,32 @@ function joinKeyEqualities(item: AstNode, out: Map<Pg.RangeVar, PushdownCandidat
   if (!scan || !join.quals || (join.jointype !== 'JOIN_INNER' && join.jointype !== 'JOIN_LEFT'))
     return
   const left = fromClauseNames([join.larg])
+  if (left) keyEqualities(scan, join.quals as AstNode, left, out)
+}
+
+/** Lateral candidates for `scan` from `condition`'s conjuncts `scan.x = a.y`, `a` in `left`. */
+function keyEqualities(
+  scan: Pg.RangeVar,
+  condition: AstNode,
+  left: ReadonlySet<string>,
+  out: Map<Pg.RangeVar, PushdownCandidate[]>,
+): void {
   const name = scan.alias?.aliasname ?? scan.relname
-  if (!left || !name || left.has(name)) return
-  for (const conjunct of conjunctsOf(join.quals as AstNode)) {
+  if (!name || left.has(name)) return
+  // A bare key column of a catalog relation is that relation's (the catalogs prefix their
+  // columns: `conrelid` is pg_constraint's), or the statement fails as ambiguous.
+  const catalog = scan.schemaname === undefined || scan.schemaname === 'pg_catalog'
+  const mineOf = (column: { qualifier: string | undefined; name: string }) =>
+    column.qualifier === name ||
+    (column.qualifier === undefined && catalog && isCatalogKey(scan.relname ?? '', column.name))
+  for (const conjunct of conjunctsOf(condition)) {
     const expr = nodeBody(conjunct, 'A_Expr')
     if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
     const sides = [expr.lexpr as AstNode, expr.rexpr as AstNode]
     for (const [mine, theirs] of [sides, [...sides].reverse()] as const) {
       const column = columnOf(mine)
       const outer = columnOf(theirs)
-      if (column?.qualifier !== name || !outer?.qualifier || !left.has(outer.qualifier)) continue
+      if (!column || !mineOf(column) || !outer?.qualifier || !left.has(outer.qualifier)) continue
       const list = out.get(scan) ?? []
       list.push({
         column: column.name,
@@ -243,6 +290,48 @@ function deriveEqualities(
       const list = out.get(toScan) ?? []
       list.push({ column: to.name, node, derived: true })
       out.set(toScan, list)
+    }
+  }
+}
+
+/**
+ * For each written `a.x = b.y` where `b.z = <literal>` is a candidate (z another column): the
+ * candidate `through` for `a` (see PushdownCandidate). Qualified columns only.
+ */
+function deriveThrough(
+  where: AstNode,
+  scans: ReadonlyMap<string, Pg.RangeVar>,
+  out: Map<Pg.RangeVar, PushdownCandidate[]>,
+): void {
+  const keys = new Map<Pg.RangeVar, { column: string; literal: AstNode }[]>()
+  for (const [scan, list] of out) {
+    for (const candidate of list) {
+      const literal = !candidate.outer && equalityLiteral(candidate.node)
+      if (literal)
+        keys.set(scan, [...(keys.get(scan) ?? []), { column: candidate.column, literal }])
+    }
+  }
+  if (keys.size === 0) return
+  for (const conjunct of conjunctsOf(where)) {
+    const expr = nodeBody(conjunct, 'A_Expr')
+    if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
+    const sides = [columnOf(expr.lexpr as AstNode), columnOf(expr.rexpr as AstNode)]
+    for (const [to, from] of [sides, [...sides].reverse()]) {
+      const toScan = to?.qualifier === undefined ? undefined : scans.get(to.qualifier)
+      const fromScan = from?.qualifier === undefined ? undefined : scans.get(from.qualifier)
+      if (!to || !from || !toScan || !fromScan || toScan === fromScan) continue
+      for (const key of keys.get(fromScan) ?? []) {
+        if (key.column === from.name) continue
+        const through = {
+          relation: fromScan,
+          column: from.name,
+          key: key.column,
+          literal: key.literal,
+        }
+        const list = out.get(toScan) ?? []
+        list.push({ column: to.name, node: conjunct, derived: true, through })
+        out.set(toScan, list)
+      }
     }
   }
 }

@@ -196,11 +196,9 @@ export class QueryAnalyzer {
     if (select.intoClause || (select.lockingClause?.length ?? 0) > 0)
       throw new ReadOnlyViolationError()
     if (select.groupDistinct) throw new UnsupportedStatementError('GROUP BY DISTINCT')
-    if (select.whereClause) {
-      this.#where = true
-      for (const [scan, candidates] of findPushdownCandidates(select))
-        this.#pushdowns.set(scan, candidates)
-    }
+    if (select.whereClause) this.#where = true
+    for (const [scan, candidates] of findPushdownCandidates(select))
+      this.#pushdowns.set(scan, candidates)
     if ((select.groupClause?.length ?? 0) > 0 || select.havingClause) this.#aggregation = true
     if ((select.fromClause?.length ?? 0) > 1) this.#joins += (select.fromClause?.length ?? 1) - 1
     let scope = outer

@@ -107,6 +107,18 @@ export function binaryOp(op: string, lexpr: AstNode, rexpr: AstNode): AstNode {
   return { A_Expr: { kind: 'AEXPR_OP', name: [stringNode(op)], lexpr, rexpr } }
 }
 
+/** `lexpr OPERATOR(pg_catalog.=) rexpr`: the built-in equality, whatever the search path. */
+export function builtinEquals(lexpr: AstNode, rexpr: AstNode): AstNode {
+  return {
+    A_Expr: {
+      kind: 'AEXPR_OP',
+      name: [stringNode('pg_catalog'), stringNode('=')],
+      lexpr,
+      rexpr,
+    },
+  }
+}
+
 export function resTarget(val: AstNode, name?: string): AstNode {
   return { ResTarget: name === undefined ? { val } : { name, val } }
 }

@@ -3,10 +3,16 @@ import type { TableReference } from '../analyze/table-reference.js'
 import { statementFragment } from '../ast/deparse.js'
 import {
   type AstNode,
+  builtinEquals,
+  columnRef,
   type NodeBody,
   type Pg,
   rangeSubselect,
+  rangeVar,
+  resTarget,
+  selectStmt,
   stringConst,
+  stringNode,
   stringsOf,
   tagOf,
 } from '../ast/node.js'
@@ -105,15 +111,56 @@ export function virtualCatalogRelation(
     return rangeSubselect(catalogView(session, reference.view), alias)
   }
   const plain = pgCatalogPlainColumns(session, reference.relation)
-  const literal = (candidates ?? []).filter((c) => comparesWithLiterals(c.node))
+  const literal = (candidates ?? []).filter(
+    (c) => !c.outer && !c.through && comparesWithLiterals(c.node),
+  )
   const pushed = copyConjuncts(literal, 'x', (column) => plain.has(column), true)
-  const correlated = correlatedConjuncts(session, reference.relation, plain, candidates ?? [])
+  // A relation a literal already keys needs no key from its left: made LATERAL, it would
+  // instead be looked up once per row of a side that may have to be computed whole.
+  const keyed = literal.some((c) => isCatalogKey(reference.relation, c.column))
+  const outer = (candidates ?? []).filter((c) => !(keyed && c.lateral))
+  const correlated = correlatedConjuncts(session, reference.relation, plain, outer)
   pushed.push(...correlated.conjuncts)
+  if (!keyed) pushed.push(...throughConjuncts(plain, candidates ?? []))
   return rangeSubselect(
     pgCatalogFragment(session, reference.relation, pushed),
     alias,
     correlated.lateral,
   )
+}
+
+/**
+ * `x.<column> = ANY (SELECT k.<y> FROM pg_catalog.<relation> k WHERE k.<z> = <literal>)` for a
+ * join to a catalog relation that a literal keys (`i.indexrelid = c2.oid AND i.indrelid =
+ * 16385`): the statement implies it, and it reads only OIDs of the real catalog, which the
+ * fence's visibility filter still decides on; the fence then holds those few rows.
+ */
+function throughConjuncts(
+  plain: ReadonlySet<string>,
+  candidates: readonly PushdownCandidate[],
+): AstNode[] {
+  const out: AstNode[] = []
+  for (const { column, through } of candidates) {
+    if (!through || !plain.has(column) || pgCatalogKeyType(column) !== 'oid') continue
+    const { schemaname, relname } = through.relation
+    if (schemaname !== undefined && schemaname !== 'pg_catalog') continue
+    if (!relname || !isCatalogKey(relname, through.key) || !pgCatalogKeyType(through.column))
+      continue
+    const subselect = selectStmt({
+      targets: [resTarget(columnRef('k', through.column))],
+      from: [rangeVar('pg_catalog', relname, 'k')],
+      where: builtinEquals(columnRef('k', through.key), through.literal),
+    })
+    out.push({
+      SubLink: {
+        subLinkType: 'ANY_SUBLINK',
+        testexpr: columnRef('x', column),
+        operName: [stringNode('pg_catalog'), stringNode('=')],
+        subselect,
+      },
+    } as AstNode)
+  }
+  return out.slice(0, 2)
 }
 
 /**

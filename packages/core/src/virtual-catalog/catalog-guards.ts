@@ -2,6 +2,7 @@ import {
   type AstNode,
   and,
   binaryOp,
+  builtinEquals,
   columnRef,
   exprSublink,
   nullConst,
@@ -156,7 +157,7 @@ const ARG = 'palisade_arg'
 const VISIBLE = 'palisade_visible'
 
 /** `(SELECT <target> FROM (SELECT <bound> AS ...) palisade_arg WHERE <where>)`. */
-function scalarSubquery(target: AstNode, from: AstNode[], where: AstNode): AstNode {
+function scalarSubquery(target: AstNode, from: AstNode[], where?: AstNode): AstNode {
   return exprSublink(selectStmt({ targets: [target], from, where }))
 }
 
@@ -199,16 +200,7 @@ export function keyedOn(
   key: AstNode,
 ): AstNode[] {
   if (!pgCatalogPlainColumns(session, relation).has(column)) return []
-  return [
-    {
-      A_Expr: {
-        kind: 'AEXPR_OP',
-        name: [stringNode('pg_catalog'), stringNode('=')],
-        lexpr: columnRef('x', column),
-        rexpr: key,
-      },
-    } as AstNode,
-  ]
+  return [builtinEquals(columnRef('x', column), key)]
 }
 
 function catalogCall(name: string, args: AstNode[]): AstNode {
@@ -287,10 +279,12 @@ function visibleInPath(
   const onceKey = exprSublink(
     selectStmt({ targets: [resTarget(qualifiedCast(key, 'oid'))], from: [] }),
   )
+  // Looked up inside the fence: one row, not the relation's whole visible set.
+  const keyed = keyedOn(session, relation, 'oid', onceKey)
   return scalarSubquery(
     resTarget(inPath),
-    [rangeSubselect(pgCatalogFragment(session, relation), { aliasname: VISIBLE })],
-    binaryOp('=', columnRef(VISIBLE, 'oid'), onceKey),
+    [rangeSubselect(pgCatalogFragment(session, relation, keyed), { aliasname: VISIBLE })],
+    keyed.length > 0 ? undefined : binaryOp('=', columnRef(VISIBLE, 'oid'), onceKey),
   )
 }
 

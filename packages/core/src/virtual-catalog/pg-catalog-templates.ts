@@ -30,6 +30,19 @@ import { catalogColumns, type VersionedCatalogRelation } from './pg-catalog-colu
  */
 const REGCLASS = `pg_catalog.to_regclass(pg_catalog.format('%I.%I', v.nspname, v.relname))::pg_catalog.oid`
 
+/** The condition that type `<alias>` is visible (the `typ` set, and pg_type's filter). */
+function visibleType(alias: string): string {
+  return `${alias}.typnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
+      OR ${alias}.typrelid IN (SELECT r.oid FROM palisade.rel r)
+      OR ${alias}.typelem IN (SELECT c.reltype FROM pg_catalog.pg_class c
+        JOIN palisade.rel r ON r.oid = c.oid WHERE c.reltype <> 0)
+      OR ${alias}.oid IN (SELECT c.oid FROM palisade.col_typ c)
+      OR ${alias}.oid IN (SELECT e.typelem FROM pg_catalog.pg_type e
+        JOIN palisade.col_typ c ON c.oid = e.oid)
+      OR ${alias}.oid IN (SELECT d.typbasetype FROM pg_catalog.pg_type d
+        JOIN palisade.col_typ c ON c.oid = d.oid)`
+}
+
 const SETS = {
   /** System schemas, always visible. */
   sys_ns: `SELECT n.oid FROM pg_catalog.pg_namespace n
@@ -106,15 +119,7 @@ const SETS = {
    * visible columns with their element and base types. A type only a hidden column uses (an
    * enum whose labels would tell its values, say) is not listed.
    */
-  typ: `SELECT t.oid FROM pg_catalog.pg_type t
-    WHERE t.typnamespace IN (SELECT s.oid FROM palisade.sys_ns s)
-      OR t.typrelid IN (SELECT r.oid FROM palisade.rel r)
-      OR t.typelem IN (SELECT c.reltype FROM pg_catalog.pg_class c JOIN palisade.rel r ON r.oid = c.oid
-        WHERE c.reltype <> 0)
-      OR t.oid IN (SELECT c.oid FROM palisade.col_typ c)
-      OR t.oid IN (SELECT e.typelem FROM pg_catalog.pg_type e JOIN palisade.col_typ c ON c.oid = e.oid)
-      OR t.oid IN (SELECT d.typbasetype FROM pg_catalog.pg_type d
-        JOIN palisade.col_typ c ON c.oid = d.oid)`,
+  typ: `SELECT t.oid FROM pg_catalog.pg_type t WHERE ${visibleType('t')}`,
 } as const
 
 /**
@@ -288,7 +293,9 @@ const RELATIONS: Record<string, string | ((serverVersion: number) => string)> = 
       OR (x.classoid = 'pg_catalog.pg_type'::pg_catalog.regclass
         AND x.objoid IN (SELECT t.oid FROM palisade.typ t))`,
   ),
-  pg_type: filtered('pg_type', `x.oid IN (SELECT t.oid FROM palisade.typ t)`),
+  // Tested per row rather than as `x.oid IN typ`: a listing of a few kinds of types (psql's
+  // domains, an ORM's enums) then stops at the built-in ones without computing the set.
+  pg_type: filtered('pg_type', visibleType('x')),
   pg_proc: filtered('pg_proc', `x.pronamespace IN (SELECT s.oid FROM palisade.sys_ns s)`),
   pg_operator: filtered('pg_operator', `x.oprnamespace IN (SELECT s.oid FROM palisade.sys_ns s)`),
   pg_opclass: filtered('pg_opclass', `x.opcnamespace IN (SELECT s.oid FROM palisade.sys_ns s)`),

@@ -79,13 +79,20 @@ export function pgCatalogFragment(
 }
 
 /**
- * Whether a pushed condition is `x.<key> = …` on a key column of the relation's keyed form:
+ * Whether a pushed condition is `x.<key> = …` (or `= ANY (SELECT …)`) on a key column of the
+ * relation's keyed form:
  * the fence then holds a few candidate rows, and probing each beats computing whole sets.
  */
 function keyEquality(name: string, condition: AstNode): boolean {
+  const sublink = nodeBody(condition, 'SubLink')
   const expr = nodeBody(condition, 'A_Expr')
-  if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).at(-1) !== '=') return false
-  return [expr.lexpr, expr.rexpr].some((side) => {
+  const sides =
+    sublink?.subLinkType === 'ANY_SUBLINK' && stringsOf(sublink.operName).at(-1) === '='
+      ? [sublink.testexpr]
+      : expr?.kind === 'AEXPR_OP' && stringsOf(expr.name).at(-1) === '='
+        ? [expr.lexpr, expr.rexpr]
+        : []
+  return sides.some((side) => {
     const [qualifier, column] = stringsOf(nodeBody(side as AstNode, 'ColumnRef')?.fields)
     return qualifier === 'x' && column !== undefined && isCatalogKey(name, column)
   })
@@ -171,7 +178,7 @@ const PUSHABLE: Readonly<Record<string, readonly string[]>> = {
   pg_constraint: ['oid', 'conrelid', 'confrelid', 'contype', 'conname', 'conindid'],
   pg_index: ['indexrelid', 'indrelid'],
   pg_description: ['objoid', 'classoid', 'objsubid'],
-  pg_type: ['oid', 'typname', 'typnamespace', 'typrelid'],
+  pg_type: ['oid', 'typname', 'typnamespace', 'typrelid', 'typtype'],
   pg_inherits: ['inhrelid', 'inhparent'],
   pg_partitioned_table: ['partrelid'],
   pg_namespace: ['oid'],
