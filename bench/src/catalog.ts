@@ -3,13 +3,15 @@
  * store). For each size, a scratch PostgreSQL database (PALISADE_TEST_PG_URL) gets one schema
  * `wide` of N tables with 10 columns each; `save_catalog` exposes them all, then `sync_catalog`
  * runs with nothing changed. While each job runs, `/health` and `GET /users` are sent every
- * 100 ms; the table gives each job's time, the slowest of those requests and the failures, and
- * the process's resident memory. `BENCH_CATALOG_TABLES` overrides the sizes (100,1000,10000).
+ * 100 ms, and a `SELECT 1` on an open session of the datasource (the data plane); the table
+ * gives each job's time, the slowest of those requests and the failures, and the process's
+ * resident memory. `BENCH_CATALOG_TABLES` overrides the sizes (100,1000,10000).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { PASSWORD } from './proxy-fixture.js'
 import { type Serve, serve, sleep } from './serve-process.js'
 import { fmt, printTable } from './stats.js'
 
@@ -44,6 +46,8 @@ function rssOf(pid: number): number {
 interface JobRun {
   seconds: number
   worstMs: number
+  /** The slowest `SELECT 1` of the open session. */
+  worstQueryMs: number
   failures: number
   peakRss: number
   result: any
@@ -64,12 +68,35 @@ async function timed(url: string, token?: string): Promise<{ ms: number; ok: boo
   }
 }
 
-/** Submits a discovery job and polls it; meanwhile probes the admin API every 100 ms. */
-async function runJob(s: Serve, datasourceId: string, body: unknown): Promise<JobRun> {
+/**
+ * Submits a discovery job and polls it; meanwhile probes the admin API every 100 ms and sends
+ * `SELECT 1` on `session` (one at a time, every 100 ms or when the last answers).
+ */
+async function runJob(
+  s: Serve,
+  datasourceId: string,
+  body: unknown,
+  session: pg.Client,
+): Promise<JobRun> {
   let running = true
   let worstMs = 0
+  let worstQueryMs = 0
   let failures = 0
   let peakRss = 0
+  const querying = (async () => {
+    while (running) {
+      const started = performance.now()
+      try {
+        await session.query('SELECT 1')
+      } catch {
+        failures++
+      }
+      const ms = performance.now() - started
+      worstQueryMs = Math.max(worstQueryMs, ms)
+      if (ms > SLOW_MS) failures++
+      await sleep(Math.max(0, 100 - ms))
+    }
+  })()
   const probing = (async () => {
     const pending: Promise<void>[] = []
     while (running) {
@@ -99,12 +126,12 @@ async function runJob(s: Serve, datasourceId: string, body: unknown): Promise<Jo
     }
   } finally {
     running = false
-    await probing
+    await Promise.all([probing, querying])
   }
   if (job.status !== 'completed') throw new Error(`${job.action} ${job.status}: ${job.error}`)
   if (job.tables_done !== job.tables_total) throw new Error(`${job.action}: progress stopped short`)
   const seconds = (Date.parse(job.finished_at) - Date.parse(job.started_at)) / 1000
-  return { seconds, worstMs, failures, peakRss, result: job.result }
+  return { seconds, worstMs, worstQueryMs, failures, peakRss, result: job.result }
 }
 
 /** Creates the scratch database of `tables` tables; returns its datasource config and drop. */
@@ -156,6 +183,7 @@ export async function run(): Promise<void> {
     const upstream = await wideDatabase(tables)
     const dir = mkdtempSync(join(tmpdir(), 'palisade-bench-catalog-'))
     let s: Serve | undefined
+    let session: pg.Client | undefined
     try {
       s = await serve(dir)
       const ds = await s.api('POST', '/datasources', {
@@ -165,7 +193,18 @@ export async function run(): Promise<void> {
         config: upstream.config,
       })
       const names = Array.from({ length: tables }, (_, i) => `t${String(i + 1).padStart(5, '0')}`)
-      const save = await runJob(s, ds.id, {
+      // A user with an open session on the datasource, for the data plane's probe.
+      const user = await s.api('POST', '/users', { username: 'probe', password: PASSWORD })
+      await s.api('PUT', `/datasources/${ds.id}/users`, { user_ids: [user.id] })
+      session = new pg.Client({
+        host: '127.0.0.1',
+        port: s.dataPort,
+        database: 'wide',
+        user: 'probe',
+        password: PASSWORD,
+      })
+      await session.connect()
+      const selection = {
         action: 'save_catalog',
         schemas: [
           {
@@ -174,9 +213,10 @@ export async function run(): Promise<void> {
             tables: names.map((table_name) => ({ table_name, is_selected: true })),
           },
         ],
-      })
+      }
+      const save = await runJob(s, ds.id, selection, session)
       if (save.result.exposed_tables !== tables) throw new Error('save exposed too few tables')
-      const sync = await runJob(s, ds.id, { action: 'sync_catalog' })
+      const sync = await runJob(s, ds.id, { action: 'sync_catalog' }, session)
       if (sync.result.has_breaking_changes) throw new Error('sync found breaking changes')
       await sleep(1000)
       console.error(
@@ -186,9 +226,11 @@ export async function run(): Promise<void> {
         String(tables),
         fmt(save.seconds, 2),
         fmt(save.worstMs, 0),
+        fmt(save.worstQueryMs, 0),
         String(save.failures),
         fmt(sync.seconds, 2),
         fmt(sync.worstMs, 0),
+        fmt(sync.worstQueryMs, 0),
         String(sync.failures),
         mb(Math.max(save.peakRss, sync.peakRss)),
         mb(rssOf(s.child.pid as number)),
@@ -196,6 +238,7 @@ export async function run(): Promise<void> {
     } catch (error) {
       console.error(`bench/catalog: ${tables} tables: ${(error as Error).message}`)
     } finally {
+      await session?.end().catch(() => undefined)
       if (s && s.child.exitCode === null) await s.stop()
       rmSync(dir, { recursive: true, force: true })
       await upstream.drop()
@@ -207,9 +250,11 @@ export async function run(): Promise<void> {
       'tables',
       'save s',
       'worst admin ms (save)',
+      'worst SELECT 1 ms (save)',
       'failures (save)',
       'sync s',
       'worst admin ms (sync)',
+      'worst SELECT 1 ms (sync)',
       'failures (sync)',
       'peak RSS MB',
       'RSS after MB',

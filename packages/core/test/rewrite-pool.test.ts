@@ -79,6 +79,21 @@ describe('rewrite pool', () => {
     expect(p.rewrite(sql, session)).not.toBeInstanceOf(Promise)
   })
 
+  it('rewrites catalog statements in a worker however short (a wide catalog makes them costly)', async () => {
+    const p = pool()
+    const sql =
+      "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relname IN ('orders', 'secrets')"
+    const pending = p.rewrite(sql, session)
+    expect(pending).toBeInstanceOf(Promise)
+    const offloaded = await pending
+    expect(offloaded.statements.at(-1)?.sql).toBe(rewrite(sql, session).statements.at(-1)?.sql)
+    const { rows } = await db.query<{ relname: string }>(offloaded.statements.at(-1)?.sql ?? '')
+    expect(new Set(rows.map((r) => r.relname))).toEqual(new Set(['orders']))
+    const views = p.rewrite('SELECT table_name FROM information_schema.tables', session)
+    expect(views).toBeInstanceOf(Promise)
+    await views
+  })
+
   it("answers a worker's refusal exactly as the calling thread would", async () => {
     const p = pool()
     const sql = longQuery(300, 'secrets')

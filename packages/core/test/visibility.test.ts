@@ -134,6 +134,40 @@ describe('information_schema shows only what the user may see (docs/rules.md rul
     expect(rows).toEqual([{ table_schema: 'commerce' }])
   })
 
+  it('answers name filters on information_schema (taken into the view) as the listings do', async () => {
+    const deny = policy('column_deny', {
+      target: { schemas: ['public'], tables: ['customers'], columns: ['ssn'] },
+    })
+    const s = await makeSession(catalog, { policies: [hideSecrets, deny] })
+    const q = (sql: string) => run<Record<string, unknown>>(db, s, sql)
+    expect(
+      await q("SELECT table_name FROM information_schema.tables WHERE table_name = 'secrets'"),
+    ).toEqual([])
+    expect(
+      await q("SELECT column_name FROM information_schema.columns WHERE table_name = 'secrets'"),
+    ).toEqual([])
+    expect(
+      await q(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'customers' AND column_name = 'ssn'",
+      ),
+    ).toEqual([])
+    expect(
+      await q(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name IN ('customers', 'secrets') AND column_name IN ('email', 'ssn', 'clearance')",
+      ),
+    ).toEqual([{ column_name: 'email' }])
+    // An aliased schema answers to its alias only, not to its upstream name.
+    const aliased = await makeSession(await readCatalog(db, { sales: 'commerce' }))
+    const tables = (schema: string) =>
+      run(
+        db,
+        aliased,
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = '${schema}' AND table_name = 'regions'`,
+      )
+    expect(await tables('commerce')).toEqual([{ table_name: 'regions' }])
+    expect(await tables('sales')).toEqual([])
+  })
+
   it('refuses information_schema views and pg_catalog relations it does not virtualize', async () => {
     const s = await makeSession(catalog)
     expect((await runError(db, s, 'SELECT * FROM information_schema.role_table_grants')).code).toBe(

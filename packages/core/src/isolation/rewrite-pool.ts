@@ -52,6 +52,14 @@ interface RewriteWorker {
   timer: NodeJS.Timeout | undefined
 }
 
+/**
+ * Statements that may read the virtual catalog go to a worker however short: over a wide
+ * catalog their rewrite builds and assembles the session's visible lists (hundreds of
+ * milliseconds for the first at 10,000 tables), which would hold every other session's
+ * statements on this thread.
+ */
+const READS_CATALOG = /pg_|information_schema/i
+
 /** A worker's stack: deep enough for any nesting PostgreSQL itself accepts (max_stack_depth 2 MB). */
 const WORKER_STACK_MB = 64
 
@@ -94,7 +102,7 @@ export class RewritePool {
     const hit = cachedRewrite(sql, session)
     if (hit) return hit
     if (!session.isolationInput || this.#closed) return rewrite(sql, session)
-    if (sql.length < this.limits.offloadBytes) {
+    if (sql.length < this.limits.offloadBytes && !READS_CATALOG.test(sql)) {
       try {
         return rewrite(sql, session)
       } catch (error) {

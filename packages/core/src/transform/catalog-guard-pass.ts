@@ -28,6 +28,7 @@ import {
 } from '../virtual-catalog/catalog-guards.js'
 import {
   informationSchemaList,
+  informationSchemaPushable,
   informationSchemaSubquery,
   type VirtualInformationSchemaView,
 } from '../virtual-catalog/information-schema.js'
@@ -107,13 +108,15 @@ export function virtualCatalogRelation(
   alias: Pg.Alias,
   candidates?: readonly PushdownCandidate[],
 ): AstNode {
-  if (reference.kind !== 'pg_catalog') {
-    return rangeSubselect(catalogView(session, reference.view), alias)
-  }
-  const plain = pgCatalogPlainColumns(session, reference.relation)
   const literal = (candidates ?? []).filter(
     (c) => !c.outer && !c.through && comparesWithLiterals(c.node),
   )
+  if (reference.kind !== 'pg_catalog') {
+    const pushable = informationSchemaPushable(session, reference.view)
+    const pushed = copyConjuncts(literal, 'x', (column) => pushable.has(column), true)
+    return rangeSubselect(catalogView(session, reference.view, pushed), alias)
+  }
+  const plain = pgCatalogPlainColumns(session, reference.relation)
   const pushed = copyConjuncts(literal, 'x', (column) => plain.has(column), true)
   // A relation a literal already keys needs no key from its left: made LATERAL, it would
   // instead be looked up once per row of a side that may have to be computed whole.
@@ -225,9 +228,17 @@ function comparesWithLiterals(node: AstNode): boolean {
   return sides.every((side) => tagOf(side) === 'ColumnRef' || tagOf(side) === 'A_Const')
 }
 
-/** The session's filtered form of a catalog view, deparsed once per session. */
-function catalogView(session: CompiledSession, view: VirtualInformationSchemaView): AstNode {
+/**
+ * The session's filtered form of a catalog view: deparsed once per session, or per statement
+ * when it takes the statement's conditions inside its fence.
+ */
+function catalogView(
+  session: CompiledSession,
+  view: VirtualInformationSchemaView,
+  pushed: readonly AstNode[],
+): AstNode {
   session.catalogListsRead.add(informationSchemaList(view))
+  if (pushed.length > 0) return statementFragment(informationSchemaSubquery(session, view, pushed))
   let fragment = session.catalogViews.get(view)
   if (!fragment) {
     fragment = statementFragment(informationSchemaSubquery(session, view))

@@ -83,7 +83,7 @@ export function copyConjuncts(
   const seen = new Set<string>()
   const pushable = candidates.filter((c) => {
     if (seen.size >= MAX_PUSHED_CONJUNCTS) return false
-    if ((c.derived && !withDerived) || c.outer) return false
+    if ((c.derived && !withDerived) || c.outer || c.through) return false
     if (!plain(c.column)) return false
     const key = JSON.stringify(c.node)
     if (seen.has(key)) return false

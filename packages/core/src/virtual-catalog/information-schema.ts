@@ -60,17 +60,41 @@ export function informationSchemaList(view: VirtualInformationSchemaView): strin
 /** Columns that would reveal the upstream database or role, or another object's SQL text. */
 const HIDDEN_COLUMNS = new Set(['schema_owner', 'view_definition'])
 
-/** The derived-table body that replaces a scan of `information_schema.<view>` for this session. */
-export function informationSchemaSubquery(
+/**
+ * The view's columns a statement's literal condition may be copied inside the fence on (as
+ * `x.<column>`): the names it passes through unchanged. PostgreSQL then takes the condition
+ * into the view itself, so `table_name = 't05000'` reads one table's rows.
+ */
+export function informationSchemaPushable(
   session: CompiledSession,
   view: VirtualInformationSchemaView,
-): AstNode {
-  const spec = VIEWS[view]
-  const columns = spec.columns.split(/\s+/).filter((c) => c.length > 0)
+): ReadonlySet<string> {
+  const aliased = schemaAliases(session).size > 0
+  return new Set(
+    VIEWS[view].keys.filter((k) => !aliased || (k !== 'table_schema' && k !== 'schema_name')),
+  )
+}
+
+function schemaAliases(session: CompiledSession): Map<string, string> {
   const aliases = new Map<string, string>()
   for (const schema of session.schemas.values()) {
     if (schema.visible !== schema.upstream) aliases.set(schema.upstream, schema.visible)
   }
+  return aliases
+}
+
+/**
+ * The derived-table body that replaces a scan of `information_schema.<view>` for this session,
+ * with `pushed` (conditions on `x.<column>`, see informationSchemaPushable) inside its fence.
+ */
+export function informationSchemaSubquery(
+  session: CompiledSession,
+  view: VirtualInformationSchemaView,
+  pushed: readonly AstNode[] = [],
+): AstNode {
+  const spec = VIEWS[view]
+  const columns = spec.columns.split(/\s+/).filter((c) => c.length > 0)
+  const aliases = schemaAliases(session)
   const targets = columns.map((column) => {
     // Typed as the real views type them (their domains), so clients see the same column types.
     if (HIDDEN_COLUMNS.has(column)) {
@@ -108,10 +132,14 @@ export function informationSchemaSubquery(
     return resTarget(columnRef(column))
   })
   // Fenced like a filtered table scan: no user condition runs on a row this filter removes.
+  const visible = visibleRowsPredicate(spec.keys)
   return selectStmt({
     targets,
-    from: [rangeVar('information_schema', view)],
-    where: visibleRowsPredicate(spec.keys),
+    from: [rangeVar('information_schema', view, 'x')],
+    where:
+      pushed.length === 0
+        ? visible
+        : { BoolExpr: { boolop: 'AND_EXPR', args: [visible, ...pushed] } },
     fence: true,
   })
 }
