@@ -122,6 +122,7 @@ export type {
   DecisionFunction,
   DecisionFunctionsService,
 } from './decision-functions/decision-functions-service.js'
+export type { AdminClaimRefusal, AdminSignIn } from './identity-providers/admin-sign-in.js'
 export type { ClaimRefusal, ClaimSignIn } from './identity-providers/claim-sign-in.js'
 export {
   type CreateIdentityProviderInput,
@@ -131,10 +132,16 @@ export type {
   IdentityProvider,
   IdentityProvidersService,
 } from './identity-providers/identity-providers-service.js'
+export type { AdminClaim } from './identity-providers/identity-providers-tables.js'
 export type {
   AttributeMapping,
   RoleMapping,
 } from './identity-providers/identity-providers-tables.js'
+export type {
+  ConsumedSsoSignIn,
+  PendingSsoSignIn,
+  SsoSignInsService,
+} from './identity-providers/sso-sign-ins-service.js'
 export type {
   ChangeEvent,
   ChangeFeedEvent,
