@@ -132,8 +132,8 @@ export type {
   IdentityProvider,
   IdentityProvidersService,
 } from './identity-providers/identity-providers-service.js'
-export type { AdminClaim } from './identity-providers/identity-providers-tables.js'
 export type {
+  AdminClaim,
   AttributeMapping,
   RoleMapping,
 } from './identity-providers/identity-providers-tables.js'

@@ -4,8 +4,8 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import type { CookieOptions } from 'hono/utils/cookie'
 import { ApiError } from './api-error.js'
 import type { AdminDeps, AdminEnv } from './env.js'
-import type { SignedIn } from './sign-in.js'
 import { API_PREFIX } from './paths.js'
+import type { SignedIn } from './sign-in.js'
 
 /**
  * The web console's session (docs/console.md#signing-in): the admin token in a cookie that the

@@ -60,7 +60,8 @@ export class ConsoleSignIns {
     redirectUri: string,
   ): Promise<{ authorizationUrl: string; state: string }> {
     const { server } = await this.#clientOf(provider)
-    if (!server.authorization_endpoint) throw new Error('the provider has no authorization endpoint')
+    if (!server.authorization_endpoint)
+      throw new Error('the provider has no authorization endpoint')
     const state = oauth.generateRandomState()
     const nonce = oauth.generateRandomNonce()
     const codeVerifier = oauth.generateRandomCodeVerifier()

@@ -1,7 +1,7 @@
 import type { IdentityProvider } from '@palisade/store'
 import type { Context } from 'hono'
-import { IssuerUnavailableError } from '../../sso/issuer-keys.js'
 import { SIGN_IN_TTL_MS } from '../../sso/console-sign-in.js'
+import { IssuerUnavailableError } from '../../sso/issuer-keys.js'
 import {
   consoleSignInProvidersAnswer,
   consoleSignInStartAnswer,
@@ -88,9 +88,15 @@ export const ssoRoutes: RouteSpec[] = [
       const decision = deps.logins.check({ plane: 'admin', username: '', address })
       if (decision.throttled) {
         const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000))
-        throw new ApiError(429, 'too_many_attempts', `too many failed logins; try again in ${seconds} s`, [], {
-          'Retry-After': String(seconds),
-        })
+        throw new ApiError(
+          429,
+          'too_many_attempts',
+          `too many failed logins; try again in ${seconds} s`,
+          [],
+          {
+            'Retry-After': String(seconds),
+          },
+        )
       }
       const bound = takeStateCookie(c, body.state)
       // A state from another browser is used up too: it cannot be tried again where it belongs.
