@@ -54,6 +54,8 @@ export interface ServerConfig {
         tokenTtlSeconds?: number | undefined
         /** Bearer token of `GET /metrics` for scrapers (admin tokens work too). */
         metricsToken?: string | undefined
+        /** The console's public address, the identity providers' redirect URI (docs/sso.md). */
+        consoleUrl?: string | undefined
       }
     | undefined
   /** HS256 key of admin tokens; else `<dataDir>/admin-jwt-secret`, generated on first start. */
@@ -196,6 +198,11 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       version: VERSION,
       ...(config.admin?.tokenTtlSeconds ? { tokenTtlSeconds: config.admin.tokenTtlSeconds } : {}),
       ...(config.admin?.corsOrigins ? { corsOrigins: config.admin.corsOrigins } : {}),
+      ...(config.admin?.consoleUrl ? { consoleUrl: config.admin.consoleUrl } : {}),
+      // One skew for both planes' identity provider tokens (`--token-clock-skew`).
+      ...(config.dataPlane?.tokenClockSkewSeconds !== undefined
+        ? { tokenClockSkewSeconds: config.dataPlane.tokenClockSkewSeconds }
+        : {}),
     })
     const host = config.admin?.host ?? '127.0.0.1'
     const tls = config.admin?.tls
