@@ -108,8 +108,9 @@ export const ssoRoutes: RouteSpec[] = [
       const attempt = { plane: 'admin' as const, username: result.username, address }
       if (result.refusal) {
         deps.logins.failed(attempt, result.refusal)
+        // The detail names the reason as the login audit records it.
         throw new ApiError(401, 'sso_refused', SSO_REFUSAL_MESSAGES[result.refusal], [
-          { field: 'sso', code: result.refusal, message: SSO_REFUSAL_MESSAGES[result.refusal] },
+          { field: 'reason', code: result.refusal, message: result.refusal },
         ])
       }
       deps.logins.succeeded(attempt)
