@@ -293,6 +293,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
           decisionFunctions: new DecisionFunctionsService(scoped),
           catalog: new CatalogService(scoped),
           catalogTags: new CatalogTagsService(scoped),
+          identityProviders: new IdentityProvidersService(scoped),
           sessions: new SessionContextBuilder(scoped),
         })
       },
@@ -373,5 +374,6 @@ export interface ScopedStore {
   readonly decisionFunctions: DecisionFunctionsService
   readonly catalog: CatalogService
   readonly catalogTags: CatalogTagsService
+  readonly identityProviders: IdentityProvidersService
   readonly sessions: SessionContextBuilder
 }
