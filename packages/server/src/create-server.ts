@@ -161,7 +161,12 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     store.changes.onSignal((signal) => {
       if (signal.type === 'login_throttle_cleared') logins.throttle.clear(signal.scope, signal.key)
     })
-    const backend = createStoreBackend(store)
+    const backend = createStoreBackend(store, {
+      ...(config.dataPlane?.tokenClockSkewSeconds !== undefined
+        ? { clockSkewSeconds: config.dataPlane.tokenClockSkewSeconds }
+        : {}),
+      observe: (result, elapsedMs) => metrics.tokenLogin(result.refusal === null, elapsedMs),
+    })
     // Benchmarks only (bench/pgbench, bench/pooling): each query-audit row is built as usual and
     // dropped at the hand-off to the store, so a bench can set the store's write path apart.
     if (process.env['PALISADE_BENCH_DISCARD_QUERY_AUDIT'] === '1') {
