@@ -180,6 +180,28 @@ export function runTokenLoginCases(name: string, makeHarness: MakeHarness): void
       60_000,
     )
 
+    it('logs a user linked ahead in only with the linked subject', async () => {
+      const a = h.shop.admin.id
+      const wendy = await h.store.users.create({ username: 'wendy', password: PASSWORD }, a)
+      await h.store.identityProviders.links.link(
+        wendy.id,
+        { identity_provider_id: provider.id, subject: 'someone-else' },
+        a,
+      )
+      expect(await failure(connect('wendy', await idp.token(user('wendy'))))).toMatchObject({
+        code: '28P01',
+      })
+      expect((await lastLogin('wendy'))?.reason).toBe('identity_mismatch')
+      // The fixture's subject of a user is its client id at the provider.
+      await h.store.identityProviders.links.link(
+        wendy.id,
+        { identity_provider_id: provider.id, subject: 'user-wendy' },
+        a,
+      )
+      const client = await connect('wendy', await idp.token(user('wendy')))
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+    })
+
     it('ends an open session at its first statement after the token expired', async () => {
       idp.ttlSeconds = 2
       const token = await idp.token(user('frank'))

@@ -143,6 +143,11 @@ export type {
   SsoSignInsService,
 } from './identity-providers/sso-sign-ins-service.js'
 export type {
+  LinkUserIdentityInput,
+  UserIdentity,
+  UserIdentityLinks,
+} from './identity-providers/user-identity-links.js'
+export type {
   ChangeEvent,
   ChangeFeedEvent,
   ChangeListener,

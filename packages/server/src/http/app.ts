@@ -35,6 +35,7 @@ import { previewRoutes } from './routes/preview.js'
 import { relationshipRoutes } from './routes/relationships.js'
 import { roleRoutes } from './routes/roles.js'
 import { simulationRoutes } from './routes/simulations.js'
+import { userIdentityRoutes } from './routes/user-identity.js'
 import { userRoutes } from './routes/users.js'
 
 /** Options of {@link createAdminApp}. */
@@ -85,6 +86,7 @@ const rootRoutes: readonly RouteSpec[] = [...healthRoutes, ...metricsRoutes]
 const API_ROUTES: readonly RouteSpec[] = [
   ...authRoutes,
   ...userRoutes,
+  ...userIdentityRoutes,
   ...datasourceRoutes,
   ...identityProviderRoutes,
   ...catalogRoutes,

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { LoginGuard } from '../../src/logins/login-guard.js'
+import { LoginThrottle } from '../../src/logins/login-throttle.js'
 import { OidcIssuer, type WebClient } from '../fixtures/oidc-issuer.js'
 import { signInAtProvider } from '../fixtures/provider-browser.js'
-import { PASSWORD, setup, type TestContext, unique } from './helpers.js'
+import { MISSING_ID, makeUser, PASSWORD, setup, type TestContext, unique } from './helpers.js'
 
 /**
  * Admin sign-in to the console through a real OpenID provider (docs/sso.md#console-sign-in):
@@ -27,8 +29,16 @@ let elsewhere: OidcIssuer
 let providerId: string
 
 beforeAll(async () => {
-  // No skew: an ID token that expires on its way is refused at once.
-  ctx = await setup({ app: { tokenClockSkewSeconds: 0 } })
+  // No skew: an ID token that expires on its way is refused at once. The suite's many refusals
+  // come from one address: a throttle of 3 would stop it half way (tested on its own below).
+  ctx = await setup({
+    app: {
+      tokenClockSkewSeconds: 0,
+      logins: new LoginGuard(new LoginThrottle({ addressFailures: 1000 }), (record) =>
+        ctx.store.logins.record(record),
+      ),
+    },
+  })
   issuer = await OidcIssuer.start()
   elsewhere = await OidcIssuer.start()
   for (const idp of [issuer, elsewhere]) {
@@ -307,5 +317,97 @@ describe('console sign-in through an identity provider', () => {
     })
     expect(res.status).toBe(422)
     expect(res.body.error.details[0]).toMatchObject({ field: 'admin_claim', code: 'required' })
+  })
+})
+
+describe('users linked to a provider subject ahead of their first sign-in', () => {
+  it('links, shows, audits and unlinks, refusing a taken subject and an unknown provider', async () => {
+    const user = await makeUser(ctx)
+    const other = await makeUser(ctx)
+    const path = `/api/v1/users/${user.id}/identity`
+    expect((await ctx.json('GET', path)).status).toBe(404)
+    const linked = await ctx.json('PUT', path, {
+      body: { identity_provider_id: providerId, subject: 'subject-42' },
+    })
+    expect(linked.status).toBe(200)
+    expect(linked.body).toMatchObject({
+      identity_provider_id: providerId,
+      subject: 'subject-42',
+      admin_granted: false,
+    })
+    expect((await ctx.json('GET', path)).body.subject).toBe('subject-42')
+    const audit = await ctx.json('GET', `/api/v1/audit/admin?resource_id=${user.id}`)
+    expect(JSON.parse(audit.body.data[0].changes)).toEqual({
+      before: { identity: null },
+      after: { identity: { identity_provider_id: providerId, subject: 'subject-42' } },
+    })
+    const taken = await ctx.json('PUT', `/api/v1/users/${other.id}/identity`, {
+      body: { identity_provider_id: providerId, subject: 'subject-42' },
+    })
+    expect(taken.status).toBe(409)
+    const unknown = await ctx.json('PUT', `/api/v1/users/${other.id}/identity`, {
+      body: { identity_provider_id: MISSING_ID, subject: 'x' },
+    })
+    expect(unknown.status).toBe(422)
+    expect(unknown.body.error.details[0]).toMatchObject({
+      field: 'identity_provider_id',
+      code: 'not_found',
+    })
+    expect((await ctx.json('DELETE', path)).status).toBe(204)
+    expect((await ctx.json('GET', path)).status).toBe(404)
+  })
+
+  it('signs the linked subject in as that user, and refuses another subject of the same name', async () => {
+    const user = await makeUser(ctx)
+    const subject = unique('idp-account')
+    await ctx.json('PUT', `/api/v1/users/${user.id}/identity`, {
+      body: { identity_provider_id: providerId, subject },
+    })
+    // The provider spells the name differently: the link, not the name, finds the user.
+    issuer.addAccount(subject, {
+      preferred_username: 'spelled-otherwise',
+      groups: ['palisade-admins'],
+    })
+    const answer = await signIn(subject)
+    expect(answer.status).toBe(200)
+    expect(answer.body.user).toMatchObject({ id: user.id, is_admin: true })
+    const impostor = unique('sso')
+    issuer.addAccount(impostor, { preferred_username: user.username, groups: ['palisade-admins'] })
+    await expectRefused(await signIn(impostor), 'identity_mismatch', user.username)
+  })
+})
+
+describe('the failed-login throttle on console sign-in', () => {
+  it('answers 429 to an address after repeated refused sign-ins, and only to that address', async () => {
+    const strict = await setup({
+      app: {
+        logins: new LoginGuard(new LoginThrottle({ addressFailures: 3 }), (record) =>
+          strict.store.logins.record(record),
+        ),
+      },
+    })
+    try {
+      // app.request() has no socket: the address is the same for every request here, so a
+      // second address is simulated by the throttle's own API below.
+      const post = () =>
+        strict.json('POST', '/api/v1/auth/sso/callback', {
+          token: null,
+          body: { state: 'never-issued', code: 'x' },
+        })
+      const answers: number[] = []
+      for (let i = 0; i < 4; i++) answers.push((await post()).status)
+      expect(answers).toEqual([401, 401, 401, 429])
+      const throttled = await post()
+      expect(throttled.status).toBe(429)
+      expect(throttled.res.headers.get('retry-after')).toMatch(/^\d+$/)
+    } finally {
+      await strict.close()
+    }
+  })
+
+  it('never locks out other addresses: failures that name no account count per address only', () => {
+    const throttle = new LoginThrottle({ addressFailures: 3, accountFailures: 2 })
+    for (let i = 0; i < 10; i++) throttle.failed('', `10.0.0.${i}`)
+    expect(throttle.check('', '10.0.1.1').throttled).toBe(false)
   })
 })

@@ -21,6 +21,7 @@ import {
   identityProviders,
   type RoleMapping,
 } from './identity-providers-tables.js'
+import { UserIdentityLinks } from './user-identity-links.js'
 
 /** An identity provider as the admin API returns it (docs/sso.md); the client secret never appears. */
 export interface IdentityProvider {
@@ -140,9 +141,12 @@ function checkConsoleSignIn(enabled: boolean, adminClaim: AdminClaim | null): vo
 /** OpenID Connect providers whose tokens log users in on the data plane (docs/sso.md). */
 export class IdentityProvidersService {
   readonly #ctx: StoreContext
+  /** Users linked to provider subjects by an admin (user-identity-links.ts). */
+  readonly links: UserIdentityLinks
 
   constructor(ctx: StoreContext) {
     this.#ctx = ctx
+    this.links = new UserIdentityLinks(ctx)
   }
 
   /** Creates a provider; 422, 409 already_exists (name or issuer). */
