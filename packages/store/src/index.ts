@@ -124,6 +124,7 @@ export type {
 } from './decision-functions/decision-functions-service.js'
 export type { AdminClaimRefusal, AdminSignIn } from './identity-providers/admin-sign-in.js'
 export type { ClaimRefusal, ClaimSignIn } from './identity-providers/claim-sign-in.js'
+export { usernameOf } from './identity-providers/claim-values.js'
 export {
   type CreateIdentityProviderInput,
   issuerProblem,

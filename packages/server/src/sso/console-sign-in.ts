@@ -1,4 +1,4 @@
-import type { IdentityProvider, Store } from '@palisade/store'
+import { type IdentityProvider, type Store, usernameOf } from '@palisade/store'
 import * as oauth from 'oauth4webapi'
 import { AuthorizationServers } from './authorization-server.js'
 import { type ConsoleSignInRefusal, refusalOfExchange } from './console-sign-in-refusals.js'
@@ -106,13 +106,13 @@ export class ConsoleSignIns {
     }
     const check = await verifyToken(idToken, provider, this.#keys, this.#skew, provider.client_id)
     if (check.refusal) return refused(check.refusal)
-    const username = typeof check.claims.sub === 'string' ? check.claims.sub : ''
+    // The login audit names the user as the token does, dotted claim paths included.
+    const username = usernameOf(check.claims, provider.username_claim) ?? ''
     // Checked by oauth4webapi already; kept here so the rule does not depend on a library.
     if (check.claims['nonce'] !== pending.nonce) return refused('nonce_mismatch', username)
     const signIn = await this.#store.identityProviders.adminSignIn(provider, check.claims)
-    const named = usernameClaimOf(check.claims, provider) ?? username
-    if (signIn.refusal) return refused(signIn.refusal, named)
-    return { userId: signIn.userId, username: named, refusal: null }
+    if (signIn.refusal) return refused(signIn.refusal, username)
+    return { userId: signIn.userId, username, refusal: null }
   }
 
   async #exchange(
@@ -145,20 +145,6 @@ export class ConsoleSignIns {
     const secret = await this.#store.identityProviders.clientSecretOf(provider.id)
     return this.#servers.clientOf(provider, secret, this.#skew)
   }
-}
-
-function usernameClaimOf(
-  claims: Readonly<Record<string, unknown>>,
-  provider: IdentityProvider,
-): string | undefined {
-  const names = provider.username_claim
-    ? [provider.username_claim]
-    : ['preferred_username', 'email', 'sub']
-  for (const name of names) {
-    const value = claims[name]
-    if (typeof value === 'string' && value.length > 0) return value
-  }
-  return undefined
 }
 
 function refused(refusal: ConsoleSignInRefusal, username = ''): ConsoleSignInResult {
