@@ -1,7 +1,7 @@
 import './styles.css'
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, onSignedOut, type Session, setSession } from './api'
+import { ApiFailure, api, onSignedOut, type Session, setSession } from './api'
 import { AccessRequestsPage } from './pages/access-requests'
 import { AdminAuditPage } from './pages/admin-audit'
 import { AttributesPage } from './pages/attributes'
@@ -14,6 +14,7 @@ import { QueryAuditPage } from './pages/query-audit'
 import { RolePage, RolesPage } from './pages/roles'
 import { SignInPage } from './pages/sign-in'
 import { SimulationPage } from './pages/simulation'
+import { completeProviderSignIn } from './pages/sso-sign-in'
 import { UserPage, UsersPage } from './pages/users'
 import type { User } from './types'
 import { type Route, useRoute } from './ui/router'
@@ -112,19 +113,26 @@ function Shell(props: { user: User; onSignOut: () => void }) {
 function App() {
   // undefined while the session cookie is being checked, null when signed out.
   const [user, setUser] = useState<User | null | undefined>(undefined)
+  const [providerError, setProviderError] = useState<ApiFailure | null>(null)
   useEffect(() => onSignedOut(() => setUser(null)), [])
-  // A reload or a new tab finds the session the cookie still holds (docs/console.md).
+  // Back from an identity provider, the sign-in is finished first; else a reload or a new tab
+  // finds the session the cookie still holds (docs/console.md).
   useEffect(() => {
-    api<Session>('GET', '/auth/session').then(
-      (session) => {
-        setSession(session)
-        setUser(session.user)
-      },
-      () => setUser(null),
-    )
+    completeProviderSignIn()
+      .then((session) => session ?? api<Session>('GET', '/auth/session'))
+      .then(
+        (session) => {
+          setSession(session)
+          setUser(session.user)
+        },
+        (error: unknown) => {
+          if (error instanceof ApiFailure && error.code === 'sso_refused') setProviderError(error)
+          setUser(null)
+        },
+      )
   }, [])
   if (user === undefined) return <p class="state loading">Loading…</p>
-  if (!user) return <SignInPage onSignedIn={setUser} />
+  if (!user) return <SignInPage onSignedIn={setUser} providerError={providerError} />
   const signOut = async () => {
     await api('POST', '/auth/logout').catch(() => undefined)
     setSession(null)

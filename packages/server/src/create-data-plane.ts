@@ -12,6 +12,7 @@ import { CancelRegistry } from './pgwire/cancel-registry.js'
 import type { Rewriter } from './pgwire/connection-context.js'
 import { type Listener, startListener } from './pgwire/listener.js'
 import type { IssuerKeysOptions } from './sso/issuer-keys.js'
+import type { TokenLoginResult } from './sso/token-logins.js'
 import type { UpstreamEvent, UpstreamPoolState, UpstreamStatus } from './upstream/upstream.types.js'
 import {
   type UpstreamFactory,
@@ -78,7 +79,15 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     poolMode: poolModeFromEnv() ?? DEFAULT_DATA_PLANE_CONFIG.poolMode,
     ...definedOnly(options),
   }
-  const sso = { ...options.issuerKeys, clockSkewSeconds: config.tokenClockSkewSeconds }
+  const observer = options.observer
+  const sso = {
+    ...options.issuerKeys,
+    clockSkewSeconds: config.tokenClockSkewSeconds,
+    observe: observer?.tokenLogin
+      ? (result: TokenLoginResult, elapsedMs: number) =>
+          observer.tokenLogin?.(result.refusal === null, elapsedMs)
+      : undefined,
+  }
   const backend =
     options.backend ?? (options.store ? createStoreBackend(options.store, sso) : undefined)
   if (!backend) throw new Error('createDataPlane needs a store or a backend')

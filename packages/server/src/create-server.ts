@@ -54,6 +54,8 @@ export interface ServerConfig {
         tokenTtlSeconds?: number | undefined
         /** Bearer token of `GET /metrics` for scrapers (admin tokens work too). */
         metricsToken?: string | undefined
+        /** The console's public address, the identity providers' redirect URI (docs/sso.md). */
+        consoleUrl?: string | undefined
       }
     | undefined
   /** HS256 key of admin tokens; else `<dataDir>/admin-jwt-secret`, generated on first start. */
@@ -159,7 +161,12 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
     store.changes.onSignal((signal) => {
       if (signal.type === 'login_throttle_cleared') logins.throttle.clear(signal.scope, signal.key)
     })
-    const backend = createStoreBackend(store)
+    const backend = createStoreBackend(store, {
+      ...(config.dataPlane?.tokenClockSkewSeconds !== undefined
+        ? { clockSkewSeconds: config.dataPlane.tokenClockSkewSeconds }
+        : {}),
+      observe: (result, elapsedMs) => metrics.tokenLogin(result.refusal === null, elapsedMs),
+    })
     // Benchmarks only (bench/pgbench, bench/pooling): each query-audit row is built as usual and
     // dropped at the hand-off to the store, so a bench can set the store's write path apart.
     if (process.env['PALISADE_BENCH_DISCARD_QUERY_AUDIT'] === '1') {
@@ -196,6 +203,11 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       version: VERSION,
       ...(config.admin?.tokenTtlSeconds ? { tokenTtlSeconds: config.admin.tokenTtlSeconds } : {}),
       ...(config.admin?.corsOrigins ? { corsOrigins: config.admin.corsOrigins } : {}),
+      ...(config.admin?.consoleUrl ? { consoleUrl: config.admin.consoleUrl } : {}),
+      // One skew for both planes' identity provider tokens (`--token-clock-skew`).
+      ...(config.dataPlane?.tokenClockSkewSeconds !== undefined
+        ? { tokenClockSkewSeconds: config.dataPlane.tokenClockSkewSeconds }
+        : {}),
     })
     const host = config.admin?.host ?? '127.0.0.1'
     const tls = config.admin?.tls

@@ -1,9 +1,10 @@
+import { fileURLToPath } from 'node:url'
 import type { IdentityProvider, LoginAuditEntry } from '@palisade/store'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LoginGuard } from '../src/logins/login-guard.js'
 import { LoginThrottle } from '../src/logins/login-throttle.js'
-import { findPsql, run } from './compat/tools.js'
+import { findJava, findPsql, JDBC_JAR, run } from './compat/tools.js'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
 import { OidcIssuer, type UserClaims } from './fixtures/oidc-issuer.js'
 import { PASSWORD } from './fixtures/seed-store.js'
@@ -11,6 +12,10 @@ import { selfSignedPair } from './fixtures/self-signed.js'
 
 const tls = selfSignedPair()
 const psql = findPsql()
+const java = findJava()
+const JDBC_TOKEN_LOGIN = fileURLToPath(
+  new URL('./compat/java/JdbcTokenLogin.java', import.meta.url),
+)
 
 const failure = (p: Promise<unknown>) =>
   p.then(
@@ -156,6 +161,45 @@ export function runTokenLoginCases(name: string, makeHarness: MakeHarness): void
       )
       expect(out.stderr).toBe('')
       expect(out.stdout.trim()).toBe('2')
+    })
+
+    it.skipIf(!java.ok)(
+      'logs pgjdbc in with a token as its password, and refuses one for another audience',
+      async () => {
+        const token = await idp.token(user('vera'))
+        const refused = await idp.token(user('vera'), { resource: 'urn:other' })
+        const port = String(h.plane.port)
+        const out = await run(
+          java.ok ? java.command : 'java',
+          ['-cp', JDBC_JAR, JDBC_TOKEN_LOGIN, '127.0.0.1', port, 'shop', 'vera'],
+          { PALISADE_TOKEN: token, PALISADE_REFUSED_TOKEN: refused },
+        )
+        expect(out.stdout.trim().split('\n')).toEqual(['ok 2', 'error 28P01'])
+        expect((await lastLogin('vera'))?.reason).toBe('token_wrong_audience')
+      },
+      60_000,
+    )
+
+    it('logs a user linked ahead in only with the linked subject', async () => {
+      const a = h.shop.admin.id
+      const wendy = await h.store.users.create({ username: 'wendy', password: PASSWORD }, a)
+      await h.store.identityProviders.links.link(
+        wendy.id,
+        { identity_provider_id: provider.id, subject: 'someone-else' },
+        a,
+      )
+      expect(await failure(connect('wendy', await idp.token(user('wendy'))))).toMatchObject({
+        code: '28P01',
+      })
+      expect((await lastLogin('wendy'))?.reason).toBe('identity_mismatch')
+      // The fixture's subject of a user is its client id at the provider.
+      await h.store.identityProviders.links.link(
+        wendy.id,
+        { identity_provider_id: provider.id, subject: 'user-wendy' },
+        a,
+      )
+      const client = await connect('wendy', await idp.token(user('wendy')))
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
     })
 
     it('ends an open session at its first statement after the token expired', async () => {

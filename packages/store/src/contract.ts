@@ -11,6 +11,7 @@ import {
   createIdentityProviderSchema,
   updateIdentityProviderSchema,
 } from './identity-providers/identity-provider-schemas.js'
+import { linkUserIdentitySchema } from './identity-providers/user-identity-links.js'
 import { assignmentSchema } from './policies/assignments-service.js'
 import {
   createPolicySchema,
@@ -44,6 +45,7 @@ export const bodySchemas = {
   policy: { create: createPolicySchema, update: updatePolicySchema, target: policyTargetSchema },
   decisionFunction: { create: createDecisionFunctionSchema, update: updateDecisionFunctionSchema },
   identityProvider: { create: createIdentityProviderSchema, update: updateIdentityProviderSchema },
+  userIdentity: linkUserIdentitySchema,
   relationship: relationshipSchema,
   anchor: anchorSchema,
   assignment: assignmentSchema,

@@ -39,6 +39,7 @@ import { DecisionFunctionsService } from './decision-functions/decision-function
 import { openPgliteDriver } from './drivers/pglite.js'
 import { openPostgresDriver } from './drivers/postgres.js'
 import { IdentityProvidersService } from './identity-providers/identity-providers-service.js'
+import { SsoSignInsService } from './identity-providers/sso-sign-ins-service.js'
 import {
   CHANGE_CHANNEL,
   ChangeFeed,
@@ -120,6 +121,8 @@ export interface Store {
   readonly auditRetention: Pick<QueryAuditRetention, 'sweep' | 'days'>
   /** Admin tokens ended by logout. */
   readonly tokens: TokensService
+  /** Console sign-ins through an identity provider, between redirect and callback. */
+  readonly ssoSignIns: SsoSignInsService
   /** Failed and throttled logins of both planes, and cleared throttles. */
   readonly logins: LoginAudit
   readonly audit: {
@@ -290,6 +293,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
           decisionFunctions: new DecisionFunctionsService(scoped),
           catalog: new CatalogService(scoped),
           catalogTags: new CatalogTagsService(scoped),
+          identityProviders: new IdentityProvidersService(scoped),
           sessions: new SessionContextBuilder(scoped),
         })
       },
@@ -315,6 +319,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     grantExpiry,
     auditRetention,
     tokens: new TokensService(context),
+    ssoSignIns: new SsoSignInsService(context),
     logins,
     audit: {
       admin: new AdminAuditLog(context),
@@ -369,5 +374,6 @@ export interface ScopedStore {
   readonly decisionFunctions: DecisionFunctionsService
   readonly catalog: CatalogService
   readonly catalogTags: CatalogTagsService
+  readonly identityProviders: IdentityProvidersService
   readonly sessions: SessionContextBuilder
 }

@@ -122,7 +122,9 @@ export type {
   DecisionFunction,
   DecisionFunctionsService,
 } from './decision-functions/decision-functions-service.js'
+export type { AdminClaimRefusal, AdminSignIn } from './identity-providers/admin-sign-in.js'
 export type { ClaimRefusal, ClaimSignIn } from './identity-providers/claim-sign-in.js'
+export { usernameOf } from './identity-providers/claim-values.js'
 export {
   type CreateIdentityProviderInput,
   issuerProblem,
@@ -132,9 +134,20 @@ export type {
   IdentityProvidersService,
 } from './identity-providers/identity-providers-service.js'
 export type {
+  AdminClaim,
   AttributeMapping,
   RoleMapping,
 } from './identity-providers/identity-providers-tables.js'
+export type {
+  ConsumedSsoSignIn,
+  PendingSsoSignIn,
+  SsoSignInsService,
+} from './identity-providers/sso-sign-ins-service.js'
+export type {
+  LinkUserIdentityInput,
+  UserIdentity,
+  UserIdentityLinks,
+} from './identity-providers/user-identity-links.js'
 export type {
   ChangeEvent,
   ChangeFeedEvent,

@@ -1,10 +1,18 @@
 import { useState } from 'preact/hooks'
-import { api, type Session, setSession } from '../api'
+import { type ApiFailure, api, type Session, setSession } from '../api'
 import type { User } from '../types'
 import { ActionError, TextField, useAction } from '../ui/forms'
+import { ProviderSignIn } from './sso-sign-in'
 
-/** The admin API's console sign-in: the token goes into an HttpOnly cookie, not to this page. */
-export function SignInPage(props: { onSignedIn: (user: User) => void }) {
+/**
+ * The admin API's console sign-in: the token goes into an HttpOnly cookie, not to this page.
+ * Identity providers enabled for console sign-in get a button each; the password form stays,
+ * for local admins (the break-glass account). `providerError`: a refused provider sign-in.
+ */
+export function SignInPage(props: {
+  onSignedIn: (user: User) => void
+  providerError?: ApiFailure | null
+}) {
   const [username, setUsername] = useState('')
   const [password, setPassword] = useState('')
   const action = useAction()
@@ -42,6 +50,7 @@ export function SignInPage(props: { onSignedIn: (user: User) => void }) {
         <button type="submit" class="primary" disabled={action.busy}>
           {action.busy ? 'Signing in…' : 'Sign in'}
         </button>
+        <ProviderSignIn error={props.providerError ?? null} />
       </form>
     </main>
   )

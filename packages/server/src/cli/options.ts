@@ -56,6 +56,16 @@ export const SERVE_FLAGS = {
     env: 'PALISADE_TOKEN_SESSION_GRACE_SECONDS',
     help: "seconds a token-login session may outlive its token's exp (30)",
   },
+  'token-clock-skew': {
+    type: 'string',
+    env: 'PALISADE_TOKEN_CLOCK_SKEW_SECONDS',
+    help: "seconds of clock difference tolerated on identity providers' tokens (30)",
+  },
+  'console-url': {
+    type: 'string',
+    env: 'PALISADE_CONSOLE_URL',
+    help: "the console's public address, the identity providers' redirect URI (default: the request's origin + /ui)",
+  },
   'max-connections': {
     type: 'string',
     env: 'PALISADE_MAX_CONNECTIONS',
@@ -177,6 +187,15 @@ function count(value: string | undefined, name: string, min: number): number | u
   return n
 }
 
+function consoleUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  const url = URL.canParse(value) ? new URL(value) : null
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
+    throw new Error('--console-url must be an http(s) URL without query or fragment')
+  }
+  return url.href.replace(/\/$/, '')
+}
+
 function port(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined
   const n = Number(value)
@@ -244,6 +263,7 @@ export function serverConfigFromArgs(
         '--token-session-grace',
         0,
       ),
+      tokenClockSkewSeconds: count(pick(flags, env, 'token-clock-skew'), '--token-clock-skew', 0),
       maxConnections: count(pick(flags, env, 'max-connections'), '--max-connections', 1),
       idleTimeoutMs: secondsToMs(count(pick(flags, env, 'idle-timeout'), '--idle-timeout', 0)),
       poolMode: poolMode(pick(flags, env, 'pool-mode')),
@@ -302,6 +322,7 @@ export function serverConfigFromArgs(
         .filter(Boolean),
       tokenTtlSeconds: ttl ? Number(ttl) : undefined,
       metricsToken: env['PALISADE_METRICS_TOKEN'] || undefined,
+      consoleUrl: consoleUrl(pick(flags, env, 'console-url')),
     },
     logger: createLogger({ level: logLevel(flags, env) }),
     handleSignals: true,

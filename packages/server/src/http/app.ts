@@ -5,6 +5,7 @@ import { DiscoveryJobs } from '../discovery/discovery-jobs.js'
 import { Readiness } from '../health/readiness.js'
 import { LoginGuard } from '../logins/login-guard.js'
 import { LoginThrottle } from '../logins/login-throttle.js'
+import { ConsoleSignIns } from '../sso/console-sign-in.js'
 import { requireAuth } from './auth.js'
 import { mountConsole } from './console.js'
 import type { AdminDeps, AdminEnv } from './env.js'
@@ -34,6 +35,7 @@ import { previewRoutes } from './routes/preview.js'
 import { relationshipRoutes } from './routes/relationships.js'
 import { roleRoutes } from './routes/roles.js'
 import { simulationRoutes } from './routes/simulations.js'
+import { userIdentityRoutes } from './routes/user-identity.js'
 import { userRoutes } from './routes/users.js'
 
 /** Options of {@link createAdminApp}. */
@@ -62,6 +64,13 @@ export interface AdminAppOptions {
   console?: boolean
   /** What `GET /ready` checks; default: the store and its change feed, no upstreams. */
   readiness?: Readiness
+  /** Clock skew tolerated on identity provider tokens (default 30 s; docs/sso.md). */
+  tokenClockSkewSeconds?: number
+  /**
+   * The console's public address (`https://palisade.example.com/ui`), registered at identity
+   * providers as the redirect URI; default: the origin the request reached + `/ui`.
+   */
+  consoleUrl?: string
 }
 
 const DEFAULT_TTL_SECONDS = 86_400
@@ -77,6 +86,7 @@ const rootRoutes: readonly RouteSpec[] = [...healthRoutes, ...metricsRoutes]
 const API_ROUTES: readonly RouteSpec[] = [
   ...authRoutes,
   ...userRoutes,
+  ...userIdentityRoutes,
   ...datasourceRoutes,
   ...identityProviderRoutes,
   ...catalogRoutes,
@@ -130,6 +140,10 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
       options.logins ??
       new LoginGuard(new LoginThrottle(), (record) => options.store.logins.record(record)),
     readiness: options.readiness ?? new Readiness({ store: options.store }),
+    consoleSignIns: new ConsoleSignIns(options.store, {
+      clockSkewSeconds: options.tokenClockSkewSeconds,
+    }),
+    consoleUrl: options.consoleUrl,
   }
   const apiRoutes: RouteSpec[] = [...API_ROUTES, openApiRoute(() => table)]
   const table: (RouteSpec & { fullPath: string })[] = [

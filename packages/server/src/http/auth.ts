@@ -8,7 +8,14 @@ import { API_PREFIX, normalizePath } from './paths.js'
 import { checkCsrf, sessionCookieToken } from './session-cookie.js'
 
 /** Routes reachable without a token (docs/admin-api.md#signing-in). */
-const PUBLIC_PATHS = new Set([`${API_PREFIX}/auth/login`, `${API_PREFIX}/openapi.json`])
+const PUBLIC_PATHS = new Set([
+  `${API_PREFIX}/auth/login`,
+  `${API_PREFIX}/openapi.json`,
+  // Console sign-in through an identity provider (docs/sso.md#console-sign-in).
+  `${API_PREFIX}/auth/sso/providers`,
+  `${API_PREFIX}/auth/sso/start`,
+  `${API_PREFIX}/auth/sso/callback`,
+])
 /** The console's sign-in; reading the session (`GET`) needs it (docs/console.md#signing-in). */
 const SESSION_PATH = `${API_PREFIX}/auth/session`
 /** Routes any valid token may use, admin or not. */

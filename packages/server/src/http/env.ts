@@ -2,6 +2,7 @@ import type { Store, User } from '@palisade/store'
 import type { DiscoveryJobs } from '../discovery/discovery-jobs.js'
 import type { Readiness } from '../health/readiness.js'
 import type { LoginGuard } from '../logins/login-guard.js'
+import type { ConsoleSignIns } from '../sso/console-sign-in.js'
 import type { AdminTokenClaims } from './jwt.js'
 
 /** Per-request values the middleware chain hands to later handlers. */
@@ -39,4 +40,8 @@ export interface AdminDeps {
   metricsToken?: string | undefined
   /** What `GET /ready` checks (docs/operations.md#probes). */
   readiness: Readiness
+  /** Admin sign-in to the console through identity providers (docs/sso.md#console-sign-in). */
+  consoleSignIns: ConsoleSignIns
+  /** The console's public address, the providers' redirect URI; default: the request's origin + `/ui`. */
+  consoleUrl?: string | undefined
 }

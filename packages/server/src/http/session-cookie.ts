@@ -3,8 +3,9 @@ import type { Context } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import type { CookieOptions } from 'hono/utils/cookie'
 import { ApiError } from './api-error.js'
-import type { AdminEnv } from './env.js'
+import type { AdminDeps, AdminEnv } from './env.js'
 import { API_PREFIX } from './paths.js'
+import type { SignedIn } from './sign-in.js'
 
 /**
  * The web console's session (docs/console.md#signing-in): the admin token in a cookie that the
@@ -63,4 +64,18 @@ export function checkCsrf(c: Context<AdminEnv>, tokenId: string, secret: string)
     'csrf_failed',
     `a request authenticated by the session cookie needs its ${CSRF_HEADER} header`,
   )
+}
+
+/**
+ * Answers a new console session: the token in the cookie, the CSRF token and the user in the
+ * body (`POST /auth/session` and the identity provider's callback alike).
+ */
+export function startSession(c: Context<AdminEnv>, deps: AdminDeps, signedIn: SignedIn): Response {
+  const { token, claims, user } = signedIn
+  setSessionCookie(c, token, claims.exp - claims.iat)
+  return c.json({
+    csrf_token: csrfToken(claims.jti, deps.jwtSecret),
+    expires_at: new Date(claims.exp * 1000).toISOString(),
+    user,
+  })
 }

@@ -24,16 +24,24 @@ export async function signIn(
 ): Promise<SignedIn> {
   const checked = await checkCredentials(deps, c, username, password)
   if (!checked.is_admin) throw new ApiError(403, 'admin_required', 'admin access is required')
-  await deps.store.users.recordLogin(checked.id)
+  return issueAdminToken(deps, checked.id)
+}
+
+/**
+ * Issues an admin token for a user already checked (by password or through an identity
+ * provider) and records the login: the one way every admin session begins.
+ */
+export async function issueAdminToken(deps: AdminDeps, userId: string): Promise<SignedIn> {
+  await deps.store.users.recordLogin(userId)
+  const user = await deps.store.users.get(userId)
   const iat = Math.floor(Date.now() / 1000)
   const claims = {
-    sub: checked.id,
-    username: checked.username,
+    sub: user.id,
+    username: user.username,
     is_admin: true,
     iat,
     exp: iat + deps.tokenTtlSeconds,
     jti: newTokenId(),
   }
-  const user = await deps.store.users.get(checked.id)
   return { token: signToken(claims, deps.jwtSecret), claims, user }
 }

@@ -1,4 +1,5 @@
 import type { LoginAuditRecord, LoginPlane } from '@palisade/store'
+import type { ConsoleSignInRefusal } from '../sso/console-sign-in-refusals.js'
 import type { TokenLoginRefusal } from '../sso/token-logins.js'
 import { LoginThrottle, type ThrottleDecision } from './login-throttle.js'
 
@@ -21,6 +22,7 @@ export type FailureReason =
   | 'wrong_password'
   | 'too_long'
   | TokenLoginRefusal
+  | ConsoleSignInRefusal
 
 /** A structured log line for fail2ban-style filters (docs/operations.md, "Logs"). */
 export type LoginLogLine =

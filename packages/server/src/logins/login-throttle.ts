@@ -102,7 +102,9 @@ export class LoginThrottle {
     const now = this.#now()
     const byAddress = this.#decide('address', address, now)
     if (byAddress.throttled) return byAddress
-    if (this.#isKnown(account, address, now)) return { throttled: false }
+    // An attempt that names no account (a console sign-in refused before its ID token named
+    // one) is its address's alone: a shared '' account would let anyone lock everyone out.
+    if (account === '' || this.#isKnown(account, address, now)) return { throttled: false }
     return this.#decide('account', account, now)
   }
 
@@ -112,6 +114,7 @@ export class LoginThrottle {
     if (this.config.addressFailures > 0) {
       this.#add(this.#addresses, address, account, now, this.config.addressFailures)
     }
+    if (account === '') return
     if (this.config.accountFailures > 0 && !this.#isKnown(account, address, now)) {
       this.#add(this.#accounts, account, address, now, this.config.accountFailures)
     }

@@ -17,6 +17,8 @@ export interface DataPlaneObserver {
   rewrite(elapsedMs: number): void
   /** A connection ended before its session was ready, by the SQLSTATE it was refused with. */
   refused(sqlstate: string): void
+  /** One token login (docs/sso.md): accepted or refused, and the time verification took. */
+  tokenLogin?(accepted: boolean, elapsedMs: number): void
 }
 
 /** What the metrics read at scrape time. */
@@ -62,6 +64,8 @@ export class ServerMetrics implements DataPlaneObserver {
   readonly #refused: Counter<'reason'>
   readonly #loginFailures: Counter<'plane' | 'reason'>
   readonly #loginThrottled: Counter<'plane' | 'scope'>
+  readonly #tokenLogins: Counter<'outcome'>
+  readonly #tokenLoginSeconds: Histogram
   readonly #upstreamEvents: Counter<'datasource' | 'event'>
   readonly #changeLag: Histogram
 
@@ -98,6 +102,16 @@ export class ServerMetrics implements DataPlaneObserver {
       help: 'Login attempts refused by the failed-login throttle, by plane and scope',
       labelNames: ['plane', 'scope'],
     })
+    this.#tokenLogins = this.registry.counter({
+      name: 'palisade_token_logins_total',
+      help: "Data plane logins with an identity provider's token, accepted or refused (reasons: palisade_login_failures_total)",
+      labelNames: ['outcome'],
+    })
+    this.#tokenLoginSeconds = this.registry.histogram({
+      name: 'palisade_token_login_duration_seconds',
+      help: 'Time to verify a token and sign its user in, key and discovery fetches included',
+      buckets: SECONDS,
+    })
     this.#upstreamEvents = this.registry.counter({
       name: 'palisade_upstream_events_total',
       help: 'Upstream outages (unreachable), recoveries and failed connection attempts',
@@ -132,6 +146,11 @@ export class ServerMetrics implements DataPlaneObserver {
 
   refused(sqlstate: string): void {
     this.#refused.inc({ reason: REFUSALS[sqlstate] ?? 'other' })
+  }
+
+  tokenLogin(accepted: boolean, elapsedMs: number): void {
+    this.#tokenLogins.inc({ outcome: accepted ? 'accepted' : 'refused' })
+    this.#tokenLoginSeconds.observe(elapsedMs / 1000)
   }
 
   /** A login that did not finish (timed out, or dropped for a newer pending connection). */

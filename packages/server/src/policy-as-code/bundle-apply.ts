@@ -3,6 +3,7 @@ import type { ScopedStore, Store } from '@palisade/store'
 import { ApiError, storeStepAt } from '../http/api-error.js'
 import { applyDatasource, unknownName } from './bundle-apply-datasource.js'
 import { allPages, exportBundle, type PolicyBundle } from './bundle-export.js'
+import { applyIdentityProviders } from './bundle-identity-providers.js'
 import { normalizeBundle } from './bundle-normalize.js'
 import { type BundlePlan, changedFields, type PlanStep, pick } from './bundle-plan.js'
 import { windowBody, windowChanged } from './bundle-windows.js'
@@ -287,6 +288,16 @@ async function applySteps(
     )
     note({ action: 'update', kind: 'policy', name: p.name, fields })
   }
+
+  // Identity providers, once every role their mappings name exists.
+  await applyIdentityProviders(
+    store,
+    bundle.identity_providers,
+    current.identity_providers,
+    actorId,
+    note,
+    roleId,
+  )
 
   // Datasources, their access and their assignments.
   for (const d of bundle.datasources) {

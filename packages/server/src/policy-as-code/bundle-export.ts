@@ -1,5 +1,9 @@
 import type { Page, ScopedStore } from '@palisade/store'
 import {
+  type BundleIdentityProvider,
+  bundleIdentityProviders,
+} from './bundle-identity-providers.js'
+import {
   type BundleWindow,
   type BundleWindows,
   canonicalWindow,
@@ -19,6 +23,8 @@ export interface PolicyBundle {
   decision_functions: BundleDecisionFunction[]
   policies: BundlePolicy[]
   datasources: BundleDatasource[]
+  /** OpenID Connect providers, without their client secrets (docs/sso.md). */
+  identity_providers: BundleIdentityProvider[]
 }
 
 export const BUNDLE_VERSION = 'palisade.policy-bundle/v1'
@@ -152,14 +158,17 @@ export async function exportBundle(
   options: { datasources?: readonly string[]; versions?: boolean } = {},
 ): Promise<PolicyBundle> {
   const versioned = (version: number) => (options.versions ? { version } : {})
-  const [attributes, users, roles, functions, policies, datasources] = await Promise.all([
-    allPages((page) => store.attributes.list({ page, page_size: 200 })),
-    allPages((page) => store.users.list({ page, page_size: 200 })),
-    allPages((page) => store.roles.list({ page, page_size: 200 })),
-    allPages((page) => store.decisionFunctions.list({ page, page_size: 100 })),
-    allPages((page) => store.policies.list({ page, page_size: 100 })),
-    allPages((page) => store.datasources.list({ page, page_size: 200 })),
-  ])
+  const [attributes, users, roles, functions, policies, datasources, providers] = await Promise.all(
+    [
+      allPages((page) => store.attributes.list({ page, page_size: 200 })),
+      allPages((page) => store.users.list({ page, page_size: 200 })),
+      allPages((page) => store.roles.list({ page, page_size: 200 })),
+      allPages((page) => store.decisionFunctions.list({ page, page_size: 100 })),
+      allPages((page) => store.policies.list({ page, page_size: 100 })),
+      allPages((page) => store.datasources.list({ page, page_size: 200 })),
+      allPages((page) => store.identityProviders.list({ page, page_size: 100 })),
+    ],
+  )
   const wanted = options.datasources ? new Set(options.datasources) : undefined
   for (const name of wanted ?? []) {
     if (!datasources.some((d) => d.name === name)) throw new Error(`datasource "${name}" not found`)
@@ -283,6 +292,10 @@ export async function exportBundle(
       }))
       .sort(byName),
     datasources: bundleDatasources.sort(byName),
+    identity_providers: bundleIdentityProviders(
+      providers,
+      new Map(roles.map((r) => [r.id, r.name])),
+    ),
   }
 }
 

@@ -1,5 +1,6 @@
 import { ApiError } from '../http/api-error.js'
 import { BUNDLE_VERSION, type PolicyBundle } from './bundle-export.js'
+import { normalizeIdentityProvider } from './bundle-identity-providers.js'
 import { normalizeObjectTags } from './bundle-tags.js'
 import {
   canonicalWindow,
@@ -92,5 +93,6 @@ export function normalizeBundle(input: unknown): PolicyBundle {
       })),
       ...optional('tags', normalizeObjectTags(d.tags)),
     })),
+    identity_providers: list(b.identity_providers).map(normalizeIdentityProvider),
   }
 }

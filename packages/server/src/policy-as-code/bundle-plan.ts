@@ -14,6 +14,7 @@ export interface PlanStep {
     | 'role_parent'
     | 'assignment'
     | 'catalog_tag'
+    | 'identity_provider'
   name: string
   /** For updates: the fields that change. */
   fields?: string[]

@@ -15,6 +15,8 @@ export type TokenLoginResult =
 export interface TokenLoginOptions extends IssuerKeysOptions {
   /** Tolerated clock difference with the providers (default 30 s). */
   clockSkewSeconds?: number
+  /** Told of every token login's outcome and time (metrics). */
+  observe?: ((result: TokenLoginResult, elapsedMs: number) => void) | undefined
 }
 
 /** How long the "is any provider active" answer is reused (ms). */
@@ -29,12 +31,14 @@ export class TokenLogins {
   readonly #store: Store
   readonly #keys: IssuerKeys
   readonly #skew: number
+  readonly #observe: TokenLoginOptions['observe']
   #active: { value: Promise<boolean>; at: number } | undefined
 
   constructor(store: Store, options: TokenLoginOptions = {}) {
     this.#store = store
     this.#keys = new IssuerKeys(options)
     this.#skew = options.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS
+    this.#observe = options.observe
   }
 
   /** Whether any identity provider is active (re-read at most every 5 s). */
@@ -54,6 +58,13 @@ export class TokenLogins {
 
   /** Verifies `token` and signs its user in as `username`. */
   async login(username: string, token: string): Promise<TokenLoginResult> {
+    const started = performance.now()
+    const result = await this.#login(username, token)
+    this.#observe?.(result, performance.now() - started)
+    return result
+  }
+
+  async #login(username: string, token: string): Promise<TokenLoginResult> {
     const issuer = unverifiedIssuer(token)
     const provider = issuer ? await this.#store.identityProviders.findActiveByIssuer(issuer) : null
     if (!provider) return refused('unknown_issuer')

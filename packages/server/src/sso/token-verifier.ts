@@ -48,18 +48,22 @@ export type TokenCheck =
  * Verifies a token against one provider: signature by a key of the provider's JWKS (discovered
  * from its issuer), `iss` equal to the provider's issuer, `aud` among its audiences (its client
  * id when none are set), `exp` required and `nbf`/`iat` honoured with `clockSkewSeconds`.
+ * An ID token names the client itself: pass `audience` (the client id) to expect only that.
  */
 export async function verifyToken(
   token: string,
   provider: IdentityProvider,
   keys: IssuerKeys,
   clockSkewSeconds = DEFAULT_CLOCK_SKEW_SECONDS,
+  audience: string | string[] = provider.audiences.length > 0
+    ? provider.audiences
+    : provider.client_id,
 ): Promise<TokenCheck> {
   try {
     const resolver = await keys.keysOf(provider.issuer)
     const { payload } = await jwtVerify(token, resolver, {
       issuer: provider.issuer,
-      audience: provider.audiences.length > 0 ? provider.audiences : provider.client_id,
+      audience,
       algorithms: TOKEN_ALGORITHMS,
       clockTolerance: clockSkewSeconds,
       maxTokenAge: MAX_TOKEN_AGE,

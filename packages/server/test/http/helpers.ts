@@ -1,6 +1,6 @@
 import type { Store, User } from '@palisade/store'
 import type { Hono } from 'hono'
-import { createAdminApp } from '../../src/http/index.js'
+import { type AdminAppOptions, createAdminApp } from '../../src/http/index.js'
 import { createTestStore } from '../fixtures/snapshots.js'
 import { type AnswerCheck, answerChecker } from './answer-check.js'
 
@@ -48,8 +48,11 @@ export interface TestContext {
  * Opens a store (in-memory PGlite, or the PostgreSQL database of `databaseUrl`), seeds the admin
  * and logs in through the API.
  */
-export async function setup(options: { databaseUrl?: string } = {}): Promise<TestContext> {
-  const store = await createTestStore({ secretKey: 'x'.repeat(32), ...options })
+export async function setup(
+  options: { databaseUrl?: string; app?: Partial<AdminAppOptions> } = {},
+): Promise<TestContext> {
+  const { app: appOptions, ...storeOptions } = options
+  const store = await createTestStore({ secretKey: 'x'.repeat(32), ...storeOptions })
   const admin = await store.users.create(
     { username: 'admin', password: PASSWORD, is_admin: true },
     SYSTEM_ACTOR,
@@ -60,6 +63,7 @@ export async function setup(options: { databaseUrl?: string } = {}): Promise<Tes
     jwtSecret: JWT_SECRET,
     version: '9.9.9',
     logger: (entry) => logs.push(entry),
+    ...appOptions,
   })
   // Every success answer of the HTTP suite is checked against the OpenAPI document.
   let check: Promise<AnswerCheck> | undefined

@@ -69,6 +69,9 @@ const fields = {
   ),
   jit_users: v.nullish(v.boolean('expected a boolean')),
   is_active: v.nullish(v.boolean('expected a boolean')),
+  console_sign_in: v.nullish(v.boolean('expected a boolean')),
+  /** Null: nobody is an admin through this provider (so no console sign-in). */
+  admin_claim: v.nullish(v.object({ claim: claimName, value: boundedString(1, 255) })),
 }
 
 /** Body of `POST /identity-providers`. */

@@ -8,6 +8,7 @@ import type { Mutation } from '../kernel/mutation.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import { parseBody } from '../kernel/validation.js'
 import { attributeDefinitions, roleMembers, roles } from '../tables.js'
+import { type AdminSignIn, adminSignInWithClaims } from './admin-sign-in.js'
 import { type ClaimSignIn, signInWithClaims } from './claim-sign-in.js'
 import {
   type CreateIdentityProviderInput,
@@ -15,10 +16,12 @@ import {
   updateIdentityProviderSchema,
 } from './identity-provider-schemas.js'
 import {
+  type AdminClaim,
   type AttributeMapping,
   identityProviders,
   type RoleMapping,
 } from './identity-providers-tables.js'
+import { UserIdentityLinks } from './user-identity-links.js'
 
 /** An identity provider as the admin API returns it (docs/sso.md); the client secret never appears. */
 export interface IdentityProvider {
@@ -34,6 +37,8 @@ export interface IdentityProvider {
   role_mappings: RoleMapping[]
   jit_users: boolean
   is_active: boolean
+  console_sign_in: boolean
+  admin_claim: AdminClaim | null
   created_at: string
   updated_at: string
 }
@@ -54,6 +59,8 @@ function toProvider(row: Row): IdentityProvider {
     role_mappings: row.roleMappings,
     jit_users: row.jitUsers,
     is_active: row.isActive,
+    console_sign_in: row.consoleSignIn,
+    admin_claim: row.adminClaim ?? null,
     created_at: isoNow(row.createdAt),
     updated_at: isoNow(row.updatedAt),
   }
@@ -119,12 +126,27 @@ async function checkMappings(
   if (details.length > 0) throw new ValidationError(details)
 }
 
+/** Console sign-in needs an admin claim: the token alone never makes anyone an admin. */
+function checkConsoleSignIn(enabled: boolean, adminClaim: AdminClaim | null): void {
+  if (!enabled || adminClaim) return
+  throw new ValidationError([
+    {
+      field: 'admin_claim',
+      code: 'required',
+      message: 'console sign-in needs an admin claim (which claim value makes a user an admin)',
+    },
+  ])
+}
+
 /** OpenID Connect providers whose tokens log users in on the data plane (docs/sso.md). */
 export class IdentityProvidersService {
   readonly #ctx: StoreContext
+  /** Users linked to provider subjects by an admin (user-identity-links.ts). */
+  readonly links: UserIdentityLinks
 
   constructor(ctx: StoreContext) {
     this.#ctx = ctx
+    this.links = new UserIdentityLinks(ctx)
   }
 
   /** Creates a provider; 422, 409 already_exists (name or issuer). */
@@ -132,6 +154,7 @@ export class IdentityProvidersService {
     const body = parseBody(createIdentityProviderSchema, input)
     return this.#ctx.mutate(actorId, async (m) => {
       await checkMappings(m.tx, body.attribute_mappings ?? [], body.role_mappings ?? [])
+      checkConsoleSignIn(body.console_sign_in ?? false, body.admin_claim ?? null)
       const [row] = await onUniqueViolation(
         () =>
           m.tx
@@ -149,6 +172,8 @@ export class IdentityProvidersService {
               roleMappings: body.role_mappings ?? [],
               jitUsers: body.jit_users ?? false,
               isActive: body.is_active ?? true,
+              consoleSignIn: body.console_sign_in ?? false,
+              adminClaim: body.admin_claim ?? null,
               createdBy: actorId,
               updatedBy: actorId,
               createdAt: m.now,
@@ -211,6 +236,33 @@ export class IdentityProvidersService {
     return signInWithClaims(this.#ctx, provider, username, claims)
   }
 
+  /**
+   * Signs an admin in to the console with an ID token's verified claims (admin-sign-in.ts): the
+   * provider's admin claim decides; the refusal reason is for the login audit only.
+   */
+  adminSignIn(
+    provider: IdentityProvider,
+    claims: Readonly<Record<string, unknown>>,
+  ): Promise<AdminSignIn> {
+    return adminSignInWithClaims(this.#ctx, provider, claims)
+  }
+
+  /** The provider's client secret in clear, for the console's code exchange only; never returned. */
+  async clientSecretOf(id: string): Promise<string | null> {
+    const row = await requireProvider(this.#ctx.db, id)
+    return row.secret === null ? null : this.#ctx.secrets.open(row.secret)
+  }
+
+  /** The active providers offered on the console's sign-in page, by name. */
+  async listConsoleSignIn(): Promise<IdentityProvider[]> {
+    const rows = await this.#ctx.db
+      .select()
+      .from(identityProviders)
+      .where(and(eq(identityProviders.isActive, true), eq(identityProviders.consoleSignIn, true)))
+      .orderBy(asc(identityProviders.name))
+    return rows.map(toProvider)
+  }
+
   /** Whether any provider is active: token logins are only looked for then. */
   async anyActive(): Promise<boolean> {
     const [row] = await this.#ctx.db
@@ -229,7 +281,16 @@ export class IdentityProvidersService {
     return this.#ctx.mutate(actorId, async (m) => {
       const row = await requireProvider(m.tx, id, true)
       const body = parseBody(updateIdentityProviderSchema, input)
-      for (const key of ['name', 'issuer', 'client_id', 'role_claim', 'jit_users', 'is_active']) {
+      const notNull = [
+        'name',
+        'issuer',
+        'client_id',
+        'role_claim',
+        'jit_users',
+        'is_active',
+        'console_sign_in',
+      ]
+      for (const key of notNull) {
         if (input && (input as Record<string, unknown>)[key] === null) {
           throw new ValidationError([
             { field: key, code: 'invalid_type', message: `${key} cannot be null` },
@@ -262,8 +323,11 @@ export class IdentityProvidersService {
         roleMappings,
         jitUsers: body.jit_users ?? row.jitUsers,
         isActive: body.is_active ?? row.isActive,
+        consoleSignIn: body.console_sign_in ?? row.consoleSignIn,
+        adminClaim: body.admin_claim === undefined ? row.adminClaim : body.admin_claim,
         secret,
       }
+      checkConsoleSignIn(next.consoleSignIn, next.adminClaim)
       const before = snapshot(toProvider(row))
       const after = snapshot(toProvider(next))
       const changed = Object.keys(after).filter(

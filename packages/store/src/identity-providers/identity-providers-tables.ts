@@ -14,6 +14,12 @@ export interface RoleMapping {
   role_id: string
 }
 
+/** The claim value that makes a console sign-in an admin's (docs/sso.md#console-sign-in). */
+export interface AdminClaim {
+  claim: string
+  value: string
+}
+
 /** OpenID Connect providers whose tokens log users in (docs/sso.md); `secret` is sealed. */
 export const identityProviders = pgTable('identity_providers', {
   id: idColumn(),
@@ -29,6 +35,10 @@ export const identityProviders = pgTable('identity_providers', {
   roleMappings: jsonb('role_mappings').$type<RoleMapping[]>().notNull().default([]),
   jitUsers: boolean('jit_users').notNull().default(false),
   isActive: boolean('is_active').notNull().default(true),
+  /** Offered on the console's sign-in page (authorization code flow). */
+  consoleSignIn: boolean('console_sign_in').notNull().default(false),
+  /** Without it nobody signs in to the console through this provider. */
+  adminClaim: jsonb('admin_claim').$type<AdminClaim>(),
   createdBy: uuid('created_by'),
   updatedBy: uuid('updated_by'),
   ...timestamps(),
@@ -48,10 +58,32 @@ export const userIdentities = pgTable(
       .notNull()
       .references(() => identityProviders.id, { onDelete: 'cascade' }),
     subject: text('subject').notNull(),
+    /** The provider's admin claim made this user an admin, so losing the claim demotes them. */
+    adminGranted: boolean('admin_granted').notNull().default(false),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('user_identities_subject_uq').on(t.identityProviderId, t.subject),
     index('user_identities_provider_idx').on(t.identityProviderId),
   ],
+)
+
+/**
+ * Console sign-ins under way (authorization code flow): kept from the redirect to the provider
+ * until the callback consumes them, once, within a few minutes. Keyed by a digest of `state`.
+ */
+export const ssoSignIns = pgTable(
+  'sso_sign_ins',
+  {
+    stateHash: text('state_hash').primaryKey(),
+    identityProviderId: uuid('identity_provider_id')
+      .notNull()
+      .references(() => identityProviders.id, { onDelete: 'cascade' }),
+    nonce: text('nonce').notNull(),
+    /** Sealed with the store's key. */
+    codeVerifier: text('code_verifier').notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('sso_sign_ins_expires_idx').on(t.expiresAt)],
 )

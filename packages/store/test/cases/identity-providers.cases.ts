@@ -183,6 +183,63 @@ export function identityProvidersCases(makeStore: MakeStore): void {
       )
     })
 
+    it('keeps a console sign-in for one use, with its verifier sealed at rest', async () => {
+      const idp = await create()
+      const pending = {
+        identityProviderId: idp.id,
+        nonce: 'nonce-1',
+        codeVerifier: 'verifier-that-must-be-sealed',
+        redirectUri: 'https://palisade.example.com/ui',
+      }
+      await store.ssoSignIns.begin('state-one', pending, 60_000)
+      const stored = await rowsOf<{ code_verifier: string; state_hash: string }>(
+        store.db.execute(sql`SELECT code_verifier, state_hash FROM sso_sign_ins`),
+      )
+      expect(JSON.stringify(stored)).not.toContain('verifier-that-must-be-sealed')
+      expect(JSON.stringify(stored)).not.toContain('state-one')
+      expect(await store.ssoSignIns.consume('state-one')).toEqual({ status: 'ok', pending })
+      expect(await store.ssoSignIns.consume('state-one')).toEqual({ status: 'unknown' })
+      await store.ssoSignIns.begin('state-two', pending, -1)
+      expect(await store.ssoSignIns.consume('state-two')).toEqual({ status: 'expired' })
+    })
+
+    it('makes an admin from the admin claim only, and demotes one it made when the claim goes', async () => {
+      const idp = await create({
+        jit_users: true,
+        console_sign_in: true,
+        admin_claim: { claim: 'roles', value: 'palisade-admin' },
+      })
+      const name = unique('ops')
+      const claims = { sub: `sub-${name}`, preferred_username: name, roles: ['palisade-admin'] }
+      const none = await store.identityProviders.adminSignIn(idp, { ...claims, roles: ['x'] })
+      expect(none).toEqual({ userId: null, refusal: 'admin_claim_missing' })
+      expect(await store.users.findByUsername(name)).toBeNull()
+      const made = await store.identityProviders.adminSignIn(idp, claims)
+      expect(made.refusal).toBeNull()
+      expect((await store.users.get(made.userId as string)).is_admin).toBe(true)
+      expect(await store.identityProviders.links.get(made.userId as string)).toMatchObject({
+        identity_provider_id: idp.id,
+        subject: claims.sub,
+        admin_granted: true,
+      })
+      const lost = await store.identityProviders.adminSignIn(idp, { ...claims, roles: [] })
+      expect(lost.refusal).toBe('admin_claim_missing')
+      expect((await store.users.get(made.userId as string)).is_admin).toBe(false)
+      // A local admin of another name is never taken over, whatever the claims say.
+      const local = await store.identityProviders.adminSignIn(idp, {
+        ...claims,
+        sub: 'someone-new',
+        preferred_username: admin.username,
+      })
+      expect(local.refusal).toBe('identity_mismatch')
+    })
+
+    it('refuses console sign-in without an admin claim', async () => {
+      await expect(create({ console_sign_in: true })).rejects.toMatchObject({
+        details: [expect.objectContaining({ field: 'admin_claim', code: 'required' })],
+      })
+    })
+
     it('deletes a provider with the memberships it granted, each audited', async () => {
       const idp = await create()
       const username = unique('gone')

@@ -17,9 +17,22 @@ export const identityProviderAnswer = answerOf<IdentityProvider>()(
     role_mappings: v.array(v.strictObject({ value: v.string(), role_id: id })),
     jit_users: v.boolean(),
     is_active: v.boolean(),
+    console_sign_in: v.boolean(),
+    admin_claim: v.nullable(v.strictObject({ claim: v.string(), value: v.string() })),
     created_at: instant,
     updated_at: instant,
   }),
 )
 
 export const identityProviderPageAnswer = pageOf(identityProviderAnswer)
+
+/** A provider as the console's sign-in page lists it: enough to draw its button. */
+export const consoleSignInProviderAnswer = v.strictObject({ id, name: v.string() })
+
+/** `GET /auth/sso/providers`. */
+export const consoleSignInProvidersAnswer = v.strictObject({
+  data: v.array(consoleSignInProviderAnswer),
+})
+
+/** `POST /auth/sso/start`: where the browser goes next. */
+export const consoleSignInStartAnswer = v.strictObject({ authorization_url: v.string() })

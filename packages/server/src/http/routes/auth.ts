@@ -4,6 +4,7 @@ import { loginBody } from '../schemas/auth.js'
 import { clearSessionCookie } from '../session-cookie.js'
 import { signIn } from '../sign-in.js'
 import { sessionRoutes } from './session.js'
+import { ssoRoutes } from './sso.js'
 
 /**
  * `POST /auth/login`, `POST /auth/logout` and `GET /auth/me` (docs/admin-api.md#signing-in),
@@ -31,6 +32,7 @@ export const authRoutes: RouteSpec[] = [
     },
   }),
   ...sessionRoutes,
+  ...ssoRoutes,
   defineRoute({
     method: 'POST',
     path: '/auth/logout',

@@ -1,7 +1,7 @@
 import { sessionAnswer } from '../answers/user-answers.js'
 import { defineRoute, type RouteSpec } from '../route-table.js'
 import { loginBody } from '../schemas/auth.js'
-import { csrfToken, setSessionCookie } from '../session-cookie.js'
+import { csrfToken, startSession } from '../session-cookie.js'
 import { signIn } from '../sign-in.js'
 
 /**
@@ -20,13 +20,7 @@ export const sessionRoutes: RouteSpec[] = [
     response: sessionAnswer,
     body: loginBody,
     async handler({ c, deps, body }) {
-      const { token, claims, user } = await signIn(deps, c, body.username, body.password)
-      setSessionCookie(c, token, claims.exp - claims.iat)
-      return c.json({
-        csrf_token: csrfToken(claims.jti, deps.jwtSecret),
-        expires_at: new Date(claims.exp * 1000).toISOString(),
-        user,
-      })
+      return startSession(c, deps, await signIn(deps, c, body.username, body.password))
     },
   }),
   defineRoute({
