@@ -131,19 +131,37 @@ function correlatedEqualities(
 ): void {
   const local = fromClauseNames(select.fromClause ?? [])
   if (!local) return
-  for (const conjunct of conjunctsOf(select.whereClause as AstNode)) {
+  for (const { conjunct, column, outer, theirs } of columnEqualities(
+    select.whereClause as AstNode,
+  )) {
+    if (!column.qualifier || !outer.qualifier || local.has(outer.qualifier)) continue
+    const scan = scans.get(column.qualifier)
+    if (!scan) continue
+    const list = out.get(scan) ?? []
+    list.push({ column: column.name, node: conjunct, outer: taggedBody(theirs, 'ColumnRef') })
+    out.set(scan, list)
+  }
+}
+
+/** Each `x = y` conjunct of `condition` between two columns, once each way round. */
+function* columnEqualities(condition: AstNode): Generator<{
+  conjunct: AstNode
+  column: { qualifier: string | undefined; name: string }
+  outer: { qualifier: string | undefined; name: string }
+  theirs: AstNode
+}> {
+  for (const conjunct of conjunctsOf(condition)) {
     const expr = nodeBody(conjunct, 'A_Expr')
     if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
-    const sides = [expr.lexpr as AstNode, expr.rexpr as AstNode]
-    for (const [mine, theirs] of [sides, [...sides].reverse()] as const) {
-      const column = columnOf(mine)
-      const outer = columnOf(theirs)
-      if (!column?.qualifier || !outer?.qualifier || local.has(outer.qualifier)) continue
-      const scan = scans.get(column.qualifier)
-      if (!scan) continue
-      const list = out.get(scan) ?? []
-      list.push({ column: column.name, node: conjunct, outer: taggedBody(theirs, 'ColumnRef') })
-      out.set(scan, list)
+    const left = expr.lexpr as AstNode
+    const right = expr.rexpr as AstNode
+    for (const [mine, theirs] of [
+      [left, right],
+      [right, left],
+    ]) {
+      const column = columnOf(mine as AstNode)
+      const outer = columnOf(theirs as AstNode)
+      if (column && outer) yield { conjunct, column, outer, theirs: theirs as AstNode }
     }
   }
 }
@@ -198,23 +216,16 @@ function keyEqualities(
   const mineOf = (column: { qualifier: string | undefined; name: string }) =>
     column.qualifier === name ||
     (column.qualifier === undefined && catalog && isCatalogKey(scan.relname ?? '', column.name))
-  for (const conjunct of conjunctsOf(condition)) {
-    const expr = nodeBody(conjunct, 'A_Expr')
-    if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
-    const sides = [expr.lexpr as AstNode, expr.rexpr as AstNode]
-    for (const [mine, theirs] of [sides, [...sides].reverse()] as const) {
-      const column = columnOf(mine)
-      const outer = columnOf(theirs)
-      if (!column || !mineOf(column) || !outer?.qualifier || !left.has(outer.qualifier)) continue
-      const list = out.get(scan) ?? []
-      list.push({
-        column: column.name,
-        node: conjunct,
-        outer: taggedBody(theirs, 'ColumnRef'),
-        lateral: true,
-      })
-      out.set(scan, list)
-    }
+  for (const { conjunct, column, outer, theirs } of columnEqualities(condition)) {
+    if (!mineOf(column) || !outer.qualifier || !left.has(outer.qualifier)) continue
+    const list = out.get(scan) ?? []
+    list.push({
+      column: column.name,
+      node: conjunct,
+      outer: taggedBody(theirs, 'ColumnRef'),
+      lateral: true,
+    })
+    out.set(scan, list)
   }
 }
 

@@ -147,8 +147,8 @@ function throughConjuncts(
     if (!through || !plain.has(column) || pgCatalogKeyType(column) !== 'oid') continue
     const { schemaname, relname } = through.relation
     if (schemaname !== undefined && schemaname !== 'pg_catalog') continue
-    if (!relname || !isCatalogKey(relname, through.key) || !pgCatalogKeyType(through.column))
-      continue
+    if (!relname || !isCatalogKey(relname, through.key)) continue
+    if (pgCatalogKeyType(through.column) !== 'oid') continue
     const subselect = selectStmt({
       targets: [resTarget(columnRef('k', through.column))],
       from: [rangeVar('pg_catalog', relname, 'k')],

@@ -1,16 +1,18 @@
-import { randomBytes } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import * as v from 'valibot'
 import { SYSTEM_ACTOR_ID } from '../access/grant-expiry.js'
 import type { StoreContext } from '../kernel/context.js'
-import { sqlStateOf } from '../kernel/db.js'
-import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { identName } from '../kernel/validation.js'
 import { userIdentities, users } from '../tables.js'
-import { createScramVerifier, formatScramVerifier } from '../users/scram.js'
 import { claimValues, stringClaim, usernameOf } from './claim-values.js'
 import type { IdentityProvider } from './identity-providers-service.js'
+import {
+  type ClaimsOutcome,
+  createProviderUser,
+  SignInRefused,
+  syncSignIn,
+} from './provider-user-sync.js'
 
 /** Why verified ID token claims do not sign an admin in to the console (login audit only). */
 export type AdminClaimRefusal =
@@ -23,18 +25,12 @@ export type AdminClaimRefusal =
   | 'identity_mismatch'
 
 /** The outcome of a console sign-in with verified claims. */
-export type AdminSignIn =
-  | { userId: string; refusal: null }
-  | { userId: null; refusal: AdminClaimRefusal }
+export type AdminSignIn = ClaimsOutcome<AdminClaimRefusal>
 
 type UserRow = typeof users.$inferSelect
 type LinkRow = typeof userIdentities.$inferSelect
 
-class Refused extends Error {
-  constructor(readonly reason: AdminClaimRefusal) {
-    super(reason)
-  }
-}
+const Refused = SignInRefused<AdminClaimRefusal>
 
 /** Whether the claims carry the provider's admin claim value (a string or one of an array). */
 export function hasAdminClaim(
@@ -62,18 +58,9 @@ export async function adminSignInWithClaims(
   const subject = stringClaim(claims, 'sub')
   if (!subject || subject.length > 255) return { userId: null, refusal: 'missing_subject' }
   const isAdmin = hasAdminClaim(provider, claims)
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await ctx.mutate(SYSTEM_ACTOR_ID, (m) =>
-        syncAdmin(m, provider, username, subject, isAdmin),
-      )
-    } catch (error) {
-      if (error instanceof Refused) return { userId: null, refusal: error.reason }
-      // Two first sign-ins at once: the second finds the user the first created.
-      if (sqlStateOf(error) === '23505' && attempt === 0) continue
-      throw error
-    }
-  }
+  return syncSignIn<AdminClaimRefusal>(ctx, (m) =>
+    syncAdmin(m, provider, username, subject, isAdmin),
+  )
 }
 
 async function syncAdmin(
@@ -100,7 +87,7 @@ async function syncAdmin(
   if (!row) {
     if (!provider.jit_users) throw new Refused('unknown_user')
     if (!v.is(identName, username)) throw new Refused('invalid_username')
-    const userId = await createAdmin(m, provider, username, subject)
+    const userId = await createProviderUser(m, provider, username, subject, true)
     return { userId, refusal: null }
   }
   if (!row.isActive) throw new Refused('inactive_user')
@@ -165,46 +152,4 @@ async function setAdmin(
     reason: isAdmin ? 'admin_claim' : 'admin_claim_missing',
   })
   m.invalidate({ type: 'user', userIds: [row.id] })
-}
-
-async function createAdmin(
-  m: Mutation,
-  provider: IdentityProvider,
-  username: string,
-  subject: string,
-): Promise<string> {
-  const userId = uuidv7()
-  // Nobody knows its password: it signs in through the provider only.
-  const secret = randomBytes(32).toString('base64')
-  await m.tx.insert(users).values({
-    id: userId,
-    username,
-    isAdmin: true,
-    scramVerifier: formatScramVerifier(await createScramVerifier(secret)),
-    attributes: {},
-    passwordChangedAt: m.now,
-    createdBy: SYSTEM_ACTOR_ID,
-    updatedBy: SYSTEM_ACTOR_ID,
-    createdAt: m.now,
-    updatedAt: m.now,
-  })
-  await m.tx.insert(userIdentities).values({
-    userId,
-    identityProviderId: provider.id,
-    subject,
-    adminGranted: true,
-    createdAt: m.now,
-  })
-  m.audit('user', userId, 'create', {
-    after: {
-      username,
-      is_admin: true,
-      is_active: true,
-      email: null,
-      display_name: null,
-      attributes: {},
-    },
-    identity_provider_id: provider.id,
-  })
-  return userId
 }

@@ -1,17 +1,19 @@
-import { randomBytes } from 'node:crypto'
 import { and, eq, inArray } from 'drizzle-orm'
 import * as v from 'valibot'
 import { SYSTEM_ACTOR_ID } from '../access/grant-expiry.js'
 import { coerceValue } from '../attributes/attribute-values.js'
 import type { StoreContext } from '../kernel/context.js'
-import { sqlStateOf } from '../kernel/db.js'
-import { uuidv7 } from '../kernel/ids.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { identName } from '../kernel/validation.js'
 import { attributeDefinitions, roleMembers, roles, userIdentities, users } from '../tables.js'
-import { createScramVerifier, formatScramVerifier } from '../users/scram.js'
 import { attributeInput, claimAt, claimValues, stringClaim, usernameOf } from './claim-values.js'
 import type { IdentityProvider } from './identity-providers-service.js'
+import {
+  type ClaimsOutcome,
+  createProviderUser,
+  SignInRefused,
+  syncSignIn,
+} from './provider-user-sync.js'
 
 /** Why a verified token still does not log its user in (login audit only, never the client). */
 export type ClaimRefusal =
@@ -25,15 +27,9 @@ export type ClaimRefusal =
   | 'invalid_claim'
 
 /** The outcome of signing in with verified claims. */
-export type ClaimSignIn =
-  | { userId: string; refusal: null }
-  | { userId: null; refusal: ClaimRefusal }
+export type ClaimSignIn = ClaimsOutcome<ClaimRefusal>
 
-class Refused extends Error {
-  constructor(readonly reason: ClaimRefusal) {
-    super(reason)
-  }
-}
+const Refused = SignInRefused<ClaimRefusal>
 
 /**
  * Finds or provisions the user a verified token names and brings their mapped attributes and
@@ -52,19 +48,10 @@ export async function signInWithClaims(
   if (username !== requestedUsername) return { userId: null, refusal: 'username_mismatch' }
   const subject = stringClaim(claims, 'sub')
   if (!subject || subject.length > 255) return { userId: null, refusal: 'missing_subject' }
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const userId = await ctx.mutate(SYSTEM_ACTOR_ID, (m) =>
-        syncUser(m, provider, username, subject, claims),
-      )
-      return { userId, refusal: null }
-    } catch (error) {
-      if (error instanceof Refused) return { userId: null, refusal: error.reason }
-      // Two first logins at once: the second finds the user the first created.
-      if (sqlStateOf(error) === '23505' && attempt === 0) continue
-      throw error
-    }
-  }
+  return syncSignIn<ClaimRefusal>(ctx, async (m) => ({
+    userId: await syncUser(m, provider, username, subject, claims),
+    refusal: null,
+  }))
 }
 
 async function syncUser(
@@ -81,37 +68,7 @@ async function syncUser(
   if (!row) {
     if (!provider.jit_users) throw new Refused('unknown_user')
     if (!v.is(identName, username)) throw new Refused('invalid_username')
-    userId = uuidv7()
-    // A JIT user has a password nobody knows: it logs in by token only.
-    const secret = randomBytes(32).toString('base64')
-    await m.tx.insert(users).values({
-      id: userId,
-      username,
-      scramVerifier: formatScramVerifier(await createScramVerifier(secret)),
-      attributes: {},
-      passwordChangedAt: m.now,
-      createdBy: SYSTEM_ACTOR_ID,
-      updatedBy: SYSTEM_ACTOR_ID,
-      createdAt: m.now,
-      updatedAt: m.now,
-    })
-    await m.tx.insert(userIdentities).values({
-      userId,
-      identityProviderId: provider.id,
-      subject,
-      createdAt: m.now,
-    })
-    m.audit('user', userId, 'create', {
-      after: {
-        username,
-        is_admin: false,
-        is_active: true,
-        email: null,
-        display_name: null,
-        attributes: {},
-      },
-      identity_provider_id: provider.id,
-    })
+    userId = await createProviderUser(m, provider, username, subject, false)
     before = {}
   } else {
     if (!row.isActive) throw new Refused('inactive_user')
