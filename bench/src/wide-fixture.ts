@@ -14,6 +14,8 @@ export const WIDE_USERS = 10
 
 export interface WideDatabase {
   config: pg.ClientConfig & { host: string; port: number; database: string; user: string }
+  /** Adds an integer column to `wide.<table>` upstream (for a sync to find). */
+  addColumn(table: string, column: string): Promise<void>
   drop(): Promise<void>
 }
 
@@ -49,6 +51,15 @@ export async function createWideDatabase(url: string, size: number): Promise<Wid
   await c.end()
   return {
     config,
+    async addColumn(table, column) {
+      const client = new pg.Client(config)
+      await client.connect()
+      try {
+        await client.query(`ALTER TABLE wide.${table} ADD COLUMN ${column} integer`)
+      } finally {
+        await client.end()
+      }
+    },
     async drop() {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
       await admin.end()
@@ -64,7 +75,13 @@ export async function seedWide(
   s: Serve,
   upstream: WideDatabase['config'],
   size: number,
-): Promise<{ changePolicy(n: number): Promise<void> }> {
+): Promise<{
+  changePolicy(n: number): Promise<void>
+  /** Tags one table of `wide` (a catalog change sessions of the datasource must see). */
+  tagTable(table: string, tag: string): Promise<void>
+  /** Runs `sync_catalog` on `wide` (after the upstream changed) to its end. */
+  syncWide(): Promise<void>
+}> {
   const names = Array.from({ length: size }, (_, i) => `t${String(i + 1).padStart(5, '0')}`)
   const datasource = async (name: string, tables: string[]) => {
     const ds = await s.api('POST', '/datasources', {
@@ -143,7 +160,28 @@ export async function seedWide(
     }
   }
   let version = mask.version as number
+  const untilDone = async (jobId: string) => {
+    for (;;) {
+      const job = await s.api('GET', `/datasources/${wide}/discover/${jobId}`)
+      if (job.status === 'failed') throw new Error(`${job.action} failed: ${JSON.stringify(job)}`)
+      if (job.status !== 'running') return
+      await sleep(100)
+    }
+  }
   return {
+    async tagTable(table, tag) {
+      await s.api('PUT', `/datasources/${wide}/tags`, {
+        schema_name: 'wide',
+        table_name: table,
+        tags: [tag],
+      })
+    },
+    async syncWide() {
+      const { job_id } = await s.api('POST', `/datasources/${wide}/discover`, {
+        action: 'sync_catalog',
+      })
+      await untilDone(job_id)
+    },
     async changePolicy(n) {
       const updated = await s.api('PATCH', `/policies/${mask.id}`, {
         version,

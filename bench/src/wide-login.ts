@@ -4,7 +4,8 @@
  * (PALISADE_TEST_PG_URL), each with a tenant row filter and a mask (targets `wide.*`), beside a
  * one-table datasource with the same policies, against `palisade serve` with its embedded store:
  * login + first `SELECT 1` (the first after the catalog was saved, the median of warm ones, the
- * first after a policy change), another session's worst `SELECT 1` while 10 users log in
+ * first after a policy change, after a tag on one table and after a sync that found a column
+ * added upstream), another session's worst `SELECT 1` while 10 users log in
  * (right after a policy change), and the RSS of the process with those 10 sessions open.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -39,6 +40,8 @@ export async function run(): Promise<void> {
       'warm median',
       'one table, warm',
       'after a policy change',
+      'after a tag',
+      'after a sync (a column added)',
       'worst other SELECT 1 (10 logins)',
       'RSS, 10 sessions',
     ],
@@ -63,6 +66,14 @@ async function measure(size: number): Promise<string[]> {
     await setup.changePolicy(1)
     await sleep(100)
     const afterChange = await connect('user0', 'wide')
+    // Catalog changes: a tag on one table, then a sync that finds a column added upstream.
+    await setup.tagTable('t00002', 'bench.tagged')
+    await sleep(100)
+    const afterTag = await connect('user1', 'wide')
+    await db.addColumn('t00003', 'added_later')
+    await setup.syncWide()
+    await sleep(100)
+    const afterSync = await connect('user2', 'wide')
     // Another session's SELECT 1, back to back, while 10 users log in after a change.
     const probe = await loginAndSelect(s.dataPort, 'probe', 'wide')
     await setup.changePolicy(2)
@@ -93,6 +104,8 @@ async function measure(size: number): Promise<string[]> {
       ms(median(warm)),
       ms(median(oneWarm)),
       ms(afterChange),
+      ms(afterTag),
+      ms(afterSync),
       ms(samples.at(-1) ?? Number.NaN),
       `${fmt(rss / 1024 / 1024, 0)} MB`,
     ]
