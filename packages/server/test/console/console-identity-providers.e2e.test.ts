@@ -29,6 +29,7 @@ describe.skipIf(!CHROMIUM)('web console identity providers, in Chromium', () => 
   let browser: Browser
   let page: Page
   let base: string
+  let rootId: string
   let danaId: string
   let analystsId: string
   let providerId: string
@@ -46,6 +47,7 @@ describe.skipIf(!CHROMIUM)('web console identity providers, in Chromium', () => 
       { username: 'root', password: PASSWORD, is_admin: true },
       SYSTEM_ACTOR,
     )
+    rootId = root.id
     await server.store.attributes.create(
       { key: 'tenant', entity_type: 'user', value_type: 'string' },
       root.id,
@@ -83,6 +85,23 @@ describe.skipIf(!CHROMIUM)('web console identity providers, in Chromium', () => 
     ).resolves.toBe(null)
     await shot('01-refused')
     expect((await providers()).total).toBe(0)
+  })
+
+  it('marks the mapping row the API refuses, and a removed row is not sent', async () => {
+    await page.getByLabel('Issuer URL').fill(ISSUER)
+    await page.getByLabel('Client ID', { exact: true }).fill('palisade')
+    await page.getByRole('button', { name: 'Add attribute mapping' }).click()
+    await page.getByLabel('Attribute mapping 1 claim').fill('org_id')
+    await page.getByLabel('Attribute mapping 1 attribute').fill('no_such_attribute')
+    await page.getByRole('button', { name: 'Create identity provider' }).click()
+    await page.getByRole('alert').filter({ hasText: 'attribute_mappings[0].attribute' }).waitFor()
+    await expect(
+      page.getByLabel('Attribute mapping 1 attribute').getAttribute('aria-invalid'),
+    ).resolves.toBe('true')
+    await expect(page.getByLabel('Issuer URL').getAttribute('aria-invalid')).resolves.toBe(null)
+    expect((await providers()).total).toBe(0)
+    await page.getByRole('button', { name: 'Remove attribute mapping 1' }).click()
+    await expect(page.getByLabel('Attribute mapping 1 claim').count()).resolves.toBe(0)
   })
 
   it('creates a provider with every field and lists it', async () => {
@@ -228,6 +247,23 @@ describe.skipIf(!CHROMIUM)('web console identity providers, in Chromium', () => 
     await page.getByText('No identity providers yet.').waitFor()
     expect(asked[0]).toMatch(/Delete identity provider acme\?/)
     expect((await providers()).total).toBe(0)
+  })
+
+  it('pages through a long list of providers', async () => {
+    for (let i = 0; i < 21; i++) {
+      const n = String(i).padStart(2, '0')
+      await server.store.identityProviders.create(
+        { name: `idp${n}`, issuer: `https://idp${n}.example.com`, client_id: 'palisade' },
+        rootId,
+      )
+    }
+    await page.reload()
+    await page.getByText(/Page 1 of 2 \(21 in all\)/).waitFor()
+    await page.getByRole('button', { name: 'Next' }).click()
+    await page.getByText(/Page 2 of 2/).waitFor()
+    await expect(page.locator('tbody tr td:first-child').allTextContents()).resolves.toEqual([
+      'idp20',
+    ])
     expect(problems).toEqual([])
   })
 })
