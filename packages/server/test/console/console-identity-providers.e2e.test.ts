@@ -215,6 +215,14 @@ describe.skipIf(!CHROMIUM)('web console identity providers, in Chromium', () => 
     expect(await page.content()).not.toContain('rotated-client-secret')
   })
 
+  it('removes the stored secret when asked to', async () => {
+    await page.getByLabel('Remove the stored client secret').check()
+    await page.getByRole('button', { name: 'Save identity provider' }).click()
+    await page.getByText('not set; needed for console sign-in').waitFor()
+    await expect(server.store.identityProviders.clientSecretOf(providerId)).resolves.toBe(null)
+    await expect(page.getByLabel('Remove the stored client secret').count()).resolves.toBe(0)
+  })
+
   it("sets and removes a user's provider link on the user page", async () => {
     await goTo('Users')
     await page.getByRole('link', { name: 'dana' }).click()
