@@ -8,6 +8,7 @@ import { AttributesPage } from './pages/attributes'
 import { DashboardPage } from './pages/dashboard'
 import { DatasourcePage, DatasourcesPage } from './pages/datasources'
 import { DecisionFunctionPage, DecisionFunctionsPage } from './pages/decision-functions'
+import { IdentityProviderPage, IdentityProvidersPage } from './pages/identity-providers'
 import { PoliciesPage, PolicyPage } from './pages/policies'
 import { PreviewPage } from './pages/preview'
 import { QueryAuditPage } from './pages/query-audit'
@@ -28,6 +29,7 @@ const NAV: [path: string, label: string][] = [
   ['/policies', 'Policies'],
   ['/decision-functions', 'Decision functions'],
   ['/attributes', 'Attributes'],
+  ['/identity-providers', 'Identity providers'],
   ['/audit/queries', 'Query audit'],
   ['/audit/admin', 'Admin audit'],
   ['/preview', 'Preview as user'],
@@ -51,6 +53,8 @@ function page(route: Route) {
       return id ? <DecisionFunctionPage id={id} /> : <DecisionFunctionsPage />
     case 'attributes':
       return <AttributesPage />
+    case 'identity-providers':
+      return id ? <IdentityProviderPage id={id} /> : <IdentityProvidersPage />
     case 'access-requests':
       return <AccessRequestsPage />
     case 'audit':

@@ -9,6 +9,7 @@ export type {
   Datasource,
   DecisionFunction,
   EffectiveMember,
+  IdentityProvider,
   ObjectTags,
   Policy,
   QueryAuditEntry,
@@ -16,6 +17,7 @@ export type {
   RoleDetail,
   TagProposal,
   User,
+  UserIdentity,
 } from '@palisade/store'
 
 import type { AttributeDefinitionRecord, Policy, ShadowReport } from '@palisade/store'

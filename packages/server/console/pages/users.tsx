@@ -7,6 +7,7 @@ import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
 import { Show, useLoad } from '../ui/states'
 import { UserAccess } from './user-access'
+import { UserIdentityLink } from './user-identity'
 
 export function UsersPage() {
   const list = usePaged<User>('/users')
@@ -112,6 +113,7 @@ export function UserPage(props: { id: string }) {
             <EditUser user={u} onSaved={user.reload} />
             <UserAttributes user={u} onSaved={user.reload} />
             <UserRoles user={u} />
+            <UserIdentityLink user={u} />
             <UserAccess user={u} />
             <SetPassword user={u} />
             <DeleteUser user={u} />

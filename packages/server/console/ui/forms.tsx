@@ -24,6 +24,13 @@ export function useAction() {
   return { busy, error, run, clear: () => setError(null) }
 }
 
+/** Whether a failed save's 422 names this field or a part of it (`role_mappings[0].role_id`). */
+export function failedField(error: ApiFailure | null, field: string): boolean {
+  return !!error?.details.some(
+    (d) => d.field === field || d.field.startsWith(`${field}.`) || d.field.startsWith(`${field}[`),
+  )
+}
+
 export function ActionError(props: { error: ApiFailure | null }) {
   return props.error ? <ErrorBox error={props.error} /> : null
 }
@@ -76,9 +83,11 @@ export function TextField(
     value: string
     onChange: (v: string) => void
     hint?: string
+    /** Marks the input for assistive technology, e.g. when a 422 names its field. */
+    invalid?: boolean
   } & InputProps,
 ) {
-  const { label, value, onChange, hint, type = 'text', ...rest } = props
+  const { label, value, onChange, hint, invalid, type = 'text', ...rest } = props
   return (
     <Field label={label} hint={hint}>
       {(id) => (
@@ -87,6 +96,7 @@ export function TextField(
           // Preact types each input type separately; all the console's types take a text value.
           type={type as 'text'}
           value={value}
+          aria-invalid={invalid ? 'true' : undefined}
           onInput={(e) => onChange((e.target as HTMLInputElement).value)}
           {...rest}
         />

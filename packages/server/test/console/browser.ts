@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Browser, chromium, type Page } from 'playwright-core'
+import { createLogger, createServer, type PalisadeServer } from '../../src/index.js'
 
 /** Debian's Chromium (`apt-get install chromium`), or the one `PALISADE_TEST_CHROMIUM` names. */
 export const CHROMIUM = [process.env['PALISADE_TEST_CHROMIUM'], '/usr/bin/chromium']
@@ -54,4 +55,23 @@ export async function signIn(page: Page, baseUrl: string, username: string, pass
   await page.getByLabel('Username').fill(username)
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
+}
+
+/** A server on free ports with test-only keys and a silent log, as every console suite runs. */
+export function startConsoleServer(): Promise<PalisadeServer> {
+  return createServer({
+    secretKey: 'console-tests-only-key-console-tests',
+    jwtSecret: 'console-tests-only-secret-console-tests',
+    dataPlane: { port: 0 },
+    admin: { port: 0 },
+    logger: createLogger({ level: 'silent' }),
+  })
+}
+
+/** Follows a link of the console's side menu. */
+export function goToSection(page: Page, section: string): Promise<void> {
+  return page
+    .getByRole('navigation', { name: 'Sections' })
+    .getByRole('link', { name: section })
+    .click()
 }

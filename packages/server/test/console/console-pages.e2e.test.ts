@@ -2,10 +2,18 @@ import { join } from 'node:path'
 import pg from 'pg'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLogger, createServer, type PalisadeServer } from '../../src/index.js'
+import type { PalisadeServer } from '../../src/index.js'
 import { PASSWORD, type SeededShop, seedShop } from '../fixtures/seed-store.js'
 import { SHOP_SQL } from '../fixtures/shop.js'
-import { artifactDir, CHROMIUM, launch, NO_BROWSER, openPage } from './browser.js'
+import {
+  artifactDir,
+  CHROMIUM,
+  goToSection,
+  launch,
+  NO_BROWSER,
+  openPage,
+  startConsoleServer,
+} from './browser.js'
 
 if (!CHROMIUM) console.warn(NO_BROWSER)
 
@@ -20,17 +28,10 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
   const shots = artifactDir('pages')
   const shot = (name: string) =>
     page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
-  const goTo = (section: string) =>
-    page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: section }).click()
+  const goTo = (section: string) => goToSection(page, section)
 
   beforeAll(async () => {
-    server = await createServer({
-      secretKey: 'console-tests-only-key-console-tests',
-      jwtSecret: 'console-tests-only-secret-console-tests',
-      dataPlane: { port: 0 },
-      admin: { port: 0 },
-      logger: createLogger({ level: 'silent' }),
-    })
+    server = await startConsoleServer()
     base = server.admin.url
     seeded = await seedShop(server.store, { ds_type: 'pglite', config: { init_sql: SHOP_SQL } })
     // The console's own admin, so the seeded one can demote it at the end.

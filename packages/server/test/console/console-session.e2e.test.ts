@@ -2,9 +2,9 @@ import { join } from 'node:path'
 import pg from 'pg'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLogger, createServer, type PalisadeServer } from '../../src/index.js'
+import type { PalisadeServer } from '../../src/index.js'
 import { PASSWORD, SYSTEM_ACTOR } from '../fixtures/seed-store.js'
-import { artifactDir, CHROMIUM, launch, NO_BROWSER, signIn } from './browser.js'
+import { artifactDir, CHROMIUM, launch, NO_BROWSER, signIn, startConsoleServer } from './browser.js'
 
 if (!CHROMIUM) console.warn(NO_BROWSER)
 
@@ -38,13 +38,7 @@ describe.skipIf(!CHROMIUM)('web console session across reloads and tabs, in Chro
   }
 
   beforeAll(async () => {
-    server = await createServer({
-      secretKey: 'console-tests-only-key-console-tests',
-      jwtSecret: 'console-tests-only-secret-console-tests',
-      dataPlane: { port: 0 },
-      admin: { port: 0 },
-      logger: createLogger({ level: 'silent' }),
-    })
+    server = await startConsoleServer()
     base = server.admin.url
     const root = await server.store.users.create(
       { username: 'root', password: PASSWORD, is_admin: true },

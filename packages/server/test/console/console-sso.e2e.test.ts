@@ -1,10 +1,10 @@
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLogger, createServer, type PalisadeServer } from '../../src/index.js'
+import type { PalisadeServer } from '../../src/index.js'
 import { OidcIssuer } from '../fixtures/oidc-issuer.js'
 import { PASSWORD, SYSTEM_ACTOR } from '../fixtures/seed-store.js'
-import { artifactDir, CHROMIUM, launch, NO_BROWSER } from './browser.js'
+import { artifactDir, CHROMIUM, launch, NO_BROWSER, startConsoleServer } from './browser.js'
 
 if (!CHROMIUM) console.warn(NO_BROWSER)
 
@@ -45,13 +45,7 @@ describe.skipIf(!CHROMIUM)('web console sign-in through an identity provider, in
 
   beforeAll(async () => {
     issuer = await OidcIssuer.start()
-    server = await createServer({
-      secretKey: 'console-tests-only-key-console-tests',
-      jwtSecret: 'console-tests-only-secret-console-tests',
-      dataPlane: { port: 0 },
-      admin: { port: 0 },
-      logger: createLogger({ level: 'silent' }),
-    })
+    server = await startConsoleServer()
     base = server.admin.url
     const root = await server.store.users.create(
       { username: 'root', password: PASSWORD, is_admin: true },

@@ -2,9 +2,18 @@ import { join } from 'node:path'
 import pg from 'pg'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createLogger, createServer, type PalisadeServer } from '../../src/index.js'
+import type { PalisadeServer } from '../../src/index.js'
 import { PASSWORD, SYSTEM_ACTOR } from '../fixtures/seed-store.js'
-import { artifactDir, CHROMIUM, launch, NO_BROWSER, openPage, signIn } from './browser.js'
+import {
+  artifactDir,
+  CHROMIUM,
+  goToSection,
+  launch,
+  NO_BROWSER,
+  openPage,
+  signIn,
+  startConsoleServer,
+} from './browser.js'
 
 const INIT_SQL = `
 CREATE TABLE orders (id int PRIMARY KEY, tenant text NOT NULL, amount int NOT NULL);
@@ -27,20 +36,12 @@ describe.skipIf(!CHROMIUM)('web console, end to end in Chromium', () => {
   let shopId: string
   const problems: string[] = []
   const shots = artifactDir('walkthrough')
-  /** Follows a link of the side menu. */
-  const goTo = (section: string) =>
-    page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: section }).click()
+  const goTo = (section: string) => goToSection(page, section)
   const shot = (name: string) =>
     page.screenshot({ path: join(shots, `${name}.png`), fullPage: true })
 
   beforeAll(async () => {
-    server = await createServer({
-      secretKey: 'console-tests-only-key-console-tests',
-      jwtSecret: 'console-tests-only-secret-console-tests',
-      dataPlane: { port: 0 },
-      admin: { port: 0 },
-      logger: createLogger({ level: 'silent' }),
-    })
+    server = await startConsoleServer()
     base = server.admin.url
     const admin = await server.store.users.create(
       { username: 'root', password: PASSWORD, is_admin: true },
