@@ -44,6 +44,7 @@ export async function run(): Promise<void> {
       'after a sync (a column added)',
       'worst other SELECT 1 (10 logins)',
       'RSS, 10 sessions',
+      'RSS after the sync',
     ],
     rows,
   )
@@ -66,14 +67,6 @@ async function measure(size: number): Promise<string[]> {
     await setup.changePolicy(1)
     await sleep(100)
     const afterChange = await connect('user0', 'wide')
-    // Catalog changes: a tag on one table, then a sync that finds a column added upstream.
-    await setup.tagTable('t00002', 'bench.tagged')
-    await sleep(100)
-    const afterTag = await connect('user1', 'wide')
-    await db.addColumn('t00003', 'added_later')
-    await setup.syncWide()
-    await sleep(100)
-    const afterSync = await connect('user2', 'wide')
     // Another session's SELECT 1, back to back, while 10 users log in after a change.
     const probe = await loginAndSelect(s.dataPort, 'probe', 'wide')
     await setup.changePolicy(2)
@@ -96,6 +89,15 @@ async function measure(size: number): Promise<string[]> {
     await sleep(1000)
     const rss = rssOf(s.child.pid as number)
     await Promise.all([...sessions, probe].map((c) => c.end()))
+    // Catalog changes: a tag on one table, then a sync that finds a column added upstream.
+    await setup.tagTable('t00002', 'bench.tagged')
+    await sleep(100)
+    const afterTag = await connect('user1', 'wide')
+    await db.addColumn('t00003', 'added_later')
+    await setup.syncWide()
+    await sleep(100)
+    const afterSync = await connect('user2', 'wide')
+    const rssAfterSync = rssOf(s.child.pid as number)
     samples.sort((a, b) => a - b)
     const ms = (v: number) => `${fmt(v, 1)} ms`
     return [
@@ -108,6 +110,7 @@ async function measure(size: number): Promise<string[]> {
       ms(afterSync),
       ms(samples.at(-1) ?? Number.NaN),
       `${fmt(rss / 1024 / 1024, 0)} MB`,
+      `${fmt(rssAfterSync / 1024 / 1024, 0)} MB`,
     ]
   } finally {
     await s.stop()
