@@ -179,6 +179,7 @@ export function namesCatalogKeys(
     const keyed = candidates.some(
       (c) =>
         !c.outer &&
+        !c.through &&
         isCatalogKey(relname ?? '', c.column) &&
         stringsOf(nodeBody(c.node, 'A_Expr')?.name).at(-1) === '=' &&
         comparesWithLiterals(c.node),
