@@ -7,26 +7,33 @@ import { loadCore, rewrite, type SessionInput } from '@palisade/core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { CompiledSessions } from '../src/data-plane/compiled-sessions.js'
 
+/** A datasource's catalog as the store hands it out: one object per catalog version. */
+function catalog(): SessionInput['catalog'] {
+  return {
+    schemas: [
+      {
+        name: 'public',
+        tables: [
+          {
+            name: 'orders',
+            columns: [
+              { name: 'id', type: 'integer' },
+              { name: 'tenant', type: 'integer' },
+            ],
+          },
+        ],
+      },
+    ],
+  }
+}
+
+const CATALOG = catalog()
+
 function input(tenant: unknown, epoch: number, username = 'alice'): SessionInput {
   return {
     user: { id: `u-${username}`, username, roles: [], attributes: { tenant } },
     datasource: { id: 'ds-1', name: 'shop', accessMode: 'open' },
-    catalog: {
-      schemas: [
-        {
-          name: 'public',
-          tables: [
-            {
-              name: 'orders',
-              columns: [
-                { name: 'id', type: 'integer' },
-                { name: 'tenant', type: 'integer' },
-              ],
-            },
-          ],
-        },
-      ],
-    },
+    catalog: CATALOG,
     attributeDefinitions: [{ key: 'tenant', valueType: 'integer', defaultValue: null }],
     policies: [
       {
@@ -74,6 +81,16 @@ describe('compiled sessions shared between connections', () => {
     expect(sqlOf(other)).toContain('tenant = 4')
     expect(sqlOf(rules)).toContain('tenant = 0')
     expect(sqlOf(rules)).not.toContain('tenant = 3')
+  })
+
+  it('gives another catalog object (a new catalog version) its own session', async () => {
+    const sessions = new CompiledSessions()
+    const before = await sessions.compile(input(3, 1))
+    const next = { ...input(3, 2), catalog: catalog() }
+    const after = await sessions.compile(next)
+    expect(after).not.toBe(before)
+    expect(await sessions.compile({ ...input(3, 3), catalog: next.catalog })).toBe(after)
+    expect(sqlOf(after)).toContain('tenant = 3')
   })
 
   it('does not share an input holding values JSON cannot tell apart', async () => {
