@@ -148,6 +148,7 @@ function* columnEqualities(condition: AstNode): Generator<{
   conjunct: AstNode
   column: { qualifier: string | undefined; name: string }
   outer: { qualifier: string | undefined; name: string }
+  mine: AstNode
   theirs: AstNode
 }> {
   for (const conjunct of conjunctsOf(condition)) {
@@ -158,10 +159,10 @@ function* columnEqualities(condition: AstNode): Generator<{
     for (const [mine, theirs] of [
       [left, right],
       [right, left],
-    ]) {
-      const column = columnOf(mine as AstNode)
-      const outer = columnOf(theirs as AstNode)
-      if (column && outer) yield { conjunct, column, outer, theirs: theirs as AstNode }
+    ] as const) {
+      const column = columnOf(mine)
+      const outer = columnOf(theirs)
+      if (column && outer) yield { conjunct, column, outer, mine, theirs }
     }
   }
 }
@@ -273,36 +274,33 @@ function deriveEqualities(
 ): void {
   const scanOf = (c: { qualifier: string | undefined }) =>
     c.qualifier === undefined ? only : scans.get(c.qualifier)
-  const literals = new Map<string, AstNode>()
+  const keys = literalKeys(out)
+  if (keys.size === 0) return
+  for (const { column: to, outer: from, mine } of columnEqualities(where)) {
+    const fromScan = scanOf(from)
+    const toScan = scanOf(to)
+    if (!fromScan || !toScan || fromScan === toScan) continue
+    const literal = keys.get(fromScan)?.find((key) => key.column === from.name)?.literal
+    if (!literal) continue
+    const list = out.get(toScan) ?? []
+    list.push({ column: to.name, node: equalityNode(mine, literal), derived: true })
+    out.set(toScan, list)
+  }
+}
+
+/** Each scan's candidates `column = <literal>`, with the literal. */
+function literalKeys(
+  out: ReadonlyMap<Pg.RangeVar, readonly PushdownCandidate[]>,
+): Map<Pg.RangeVar, { column: string; literal: AstNode }[]> {
+  const keys = new Map<Pg.RangeVar, { column: string; literal: AstNode }[]>()
   for (const [scan, list] of out) {
     for (const candidate of list) {
-      const literal = equalityLiteral(candidate.node)
+      const literal = !candidate.outer && equalityLiteral(candidate.node)
       if (literal)
-        literals.set(`${scan.alias?.aliasname ?? scan.relname}.${candidate.column}`, literal)
+        keys.set(scan, [...(keys.get(scan) ?? []), { column: candidate.column, literal }])
     }
   }
-  if (literals.size === 0) return
-  for (const conjunct of conjunctsOf(where)) {
-    const expr = nodeBody(conjunct, 'A_Expr')
-    if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
-    const left = columnOf(expr.lexpr as AstNode)
-    const right = columnOf(expr.rexpr as AstNode)
-    if (!left || !right) continue
-    for (const [from, to] of [
-      [left, right],
-      [right, left],
-    ] as const) {
-      const fromScan = scanOf(from)
-      const toScan = scanOf(to)
-      if (!fromScan || !toScan || fromScan === toScan) continue
-      const literal = literals.get(`${fromScan.alias?.aliasname ?? fromScan.relname}.${from.name}`)
-      if (!literal) continue
-      const node = equalityNode(expr[from === left ? 'rexpr' : 'lexpr'] as AstNode, literal)
-      const list = out.get(toScan) ?? []
-      list.push({ column: to.name, node, derived: true })
-      out.set(toScan, list)
-    }
-  }
+  return keys
 }
 
 /**
@@ -314,35 +312,23 @@ function deriveThrough(
   scans: ReadonlyMap<string, Pg.RangeVar>,
   out: Map<Pg.RangeVar, PushdownCandidate[]>,
 ): void {
-  const keys = new Map<Pg.RangeVar, { column: string; literal: AstNode }[]>()
-  for (const [scan, list] of out) {
-    for (const candidate of list) {
-      const literal = !candidate.outer && equalityLiteral(candidate.node)
-      if (literal)
-        keys.set(scan, [...(keys.get(scan) ?? []), { column: candidate.column, literal }])
-    }
-  }
+  const keys = literalKeys(out)
   if (keys.size === 0) return
-  for (const conjunct of conjunctsOf(where)) {
-    const expr = nodeBody(conjunct, 'A_Expr')
-    if (expr?.kind !== 'AEXPR_OP' || stringsOf(expr.name).join() !== '=') continue
-    const sides = [columnOf(expr.lexpr as AstNode), columnOf(expr.rexpr as AstNode)]
-    for (const [to, from] of [sides, [...sides].reverse()]) {
-      const toScan = to?.qualifier === undefined ? undefined : scans.get(to.qualifier)
-      const fromScan = from?.qualifier === undefined ? undefined : scans.get(from.qualifier)
-      if (!to || !from || !toScan || !fromScan || toScan === fromScan) continue
-      for (const key of keys.get(fromScan) ?? []) {
-        if (key.column === from.name) continue
-        const through = {
-          relation: fromScan,
-          column: from.name,
-          key: key.column,
-          literal: key.literal,
-        }
-        const list = out.get(toScan) ?? []
-        list.push({ column: to.name, node: conjunct, derived: true, through })
-        out.set(toScan, list)
+  for (const { conjunct, column: to, outer: from } of columnEqualities(where)) {
+    const toScan = to.qualifier === undefined ? undefined : scans.get(to.qualifier)
+    const fromScan = from.qualifier === undefined ? undefined : scans.get(from.qualifier)
+    if (!toScan || !fromScan || toScan === fromScan) continue
+    for (const key of keys.get(fromScan) ?? []) {
+      if (key.column === from.name) continue
+      const through = {
+        relation: fromScan,
+        column: from.name,
+        key: key.column,
+        literal: key.literal,
       }
+      const list = out.get(toScan) ?? []
+      list.push({ column: to.name, node: conjunct, derived: true, through })
+      out.set(toScan, list)
     }
   }
 }

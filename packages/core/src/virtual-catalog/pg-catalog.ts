@@ -26,6 +26,11 @@ import {
 
 export { isVirtualPgCatalogRelation }
 
+/** The upstream's version the templates are built for (their column lists follow it). */
+function serverVersionOf(session: CompiledSession): number {
+  return session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+}
+
 /** Parsed templates by name and upstream version; substitution copies, never mutates. */
 const parsedTemplates = new Map<string, AstNode>()
 
@@ -80,8 +85,8 @@ export function pgCatalogFragment(
 
 /**
  * Whether a pushed condition is `x.<key> = …` (or `= ANY (SELECT …)`) on a key column of the
- * relation's keyed form:
- * the fence then holds a few candidate rows, and probing each beats computing whole sets.
+ * relation's keyed form: the fence then holds a few candidate rows, and probing each beats
+ * computing whole sets.
  */
 function keyEquality(name: string, condition: AstNode): boolean {
   const sublink = nodeBody(condition, 'SubLink')
@@ -149,7 +154,7 @@ function fragmentParts(session: CompiledSession, name: string, keyed = false): F
   const key = `pg_catalog.${name}${keyed ? '#keyed' : ''}`
   const cached = session.catalogParts.get(key) as FragmentParts | undefined
   if (cached) return cached
-  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+  const version = serverVersionOf(session)
   const needed = new Set<string>()
   const tree = substitute(session, parsedTemplate(name, version, keyed), needed)
   const { whereClause, ...select } = taggedBody(tree, 'SelectStmt')
@@ -206,7 +211,7 @@ function plainColumns(name: string, targets: readonly unknown[]): ReadonlySet<st
  * `palisade.key()`; built per call, since the key is the user's expression.
  */
 export function pgCatalogExpression(session: CompiledSession, name: string, key: AstNode): AstNode {
-  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+  const version = serverVersionOf(session)
   const needed = new Set<string>()
   const tree = substitute(session, parsedTemplate(name, version), needed, [key])
   // An expression has no WITH of its own: the lists and sets it reads are the statement's.
@@ -274,7 +279,7 @@ function probe(
   needed: Set<string>,
   keys: readonly AstNode[],
 ): AstNode {
-  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+  const version = serverVersionOf(session)
   const args = (call.args ?? []).map((arg) => substitute(session, arg as AstNode, needed, keys))
   // A scalar subquery, evaluated per candidate row: PostgreSQL would turn a bare EXISTS into a
   // join and run it over every object, which is what the probe is there to avoid.
@@ -334,7 +339,7 @@ function setBody(
  * for them.
  */
 export function catalogListsWith(session: CompiledSession, names: Iterable<string>): AstNode[] {
-  const version = session.datasource.serverVersion ?? DEFAULT_SERVER_VERSION
+  const version = serverVersionOf(session)
   const ordered: string[] = []
   const placed = new Set<string>()
   const place = (name: string): void => {
