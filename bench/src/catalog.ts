@@ -7,10 +7,11 @@
  * gives each job's time, the slowest of those requests and the failures, and the process's
  * resident memory. `BENCH_CATALOG_TABLES` overrides the sizes (100,1000,10000).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { rssBytesOf } from './process-cpu.js'
 import { PASSWORD } from './proxy-fixture.js'
 import { type Serve, serve, sleep } from './serve-process.js'
 import { fmt, printTable } from './stats.js'
@@ -31,16 +32,6 @@ function wideDdl(tables: number): string {
       IF i % 500 = 0 THEN COMMIT; END IF;
     END LOOP;
   END $$`
-}
-
-/** Resident memory of a process, from /proc (Linux). */
-function rssOf(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
-  } catch {
-    return 0
-  }
 }
 
 interface JobRun {
@@ -111,7 +102,7 @@ async function runJob(
           }
         }),
       )
-      peakRss = Math.max(peakRss, rssOf(s.child.pid as number))
+      peakRss = Math.max(peakRss, rssBytesOf(s.child.pid as number, 0))
       await sleep(100)
     }
     await Promise.all(pending)
@@ -233,7 +224,7 @@ export async function run(): Promise<void> {
         fmt(sync.worstQueryMs, 0),
         String(sync.failures),
         mb(Math.max(save.peakRss, sync.peakRss)),
-        mb(rssOf(s.child.pid as number)),
+        mb(rssBytesOf(s.child.pid as number, 0)),
       ])
     } catch (error) {
       console.error(`bench/catalog: ${tables} tables: ${(error as Error).message}`)

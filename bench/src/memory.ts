@@ -6,10 +6,11 @@
  * sending a filtered point query for `BENCH_MEMORY_MS` (8000), against the scratch PostgreSQL
  * database when there is a server, else an embedded `pglite` datasource.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { rssBytesOf } from './process-cpu.js'
 import { PASSWORD } from './proxy-fixture.js'
 import { createScratchDatabase } from './scratch-database.js'
 import { type Serve, seed, serve, sleep } from './serve-process.js'
@@ -18,16 +19,6 @@ import { fmt, printTable } from './stats.js'
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
 const CLIENTS = Number(process.env['BENCH_MEMORY_CLIENTS'] ?? 16)
 const LOAD_MS = Number(process.env['BENCH_MEMORY_MS'] ?? 8000)
-
-/** Resident memory of a process, from /proc (Linux). */
-function rssOf(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
-  } catch {
-    return 0 // the process is gone
-  }
-}
 
 const mb = (bytes: number) => `${fmt(bytes / 1024 / 1024, 0)} MB`
 
@@ -52,7 +43,7 @@ async function load(s: Serve): Promise<{ peak: number; queries: number }> {
   let queries = 0
   const sampling = (async () => {
     while (performance.now() < until) {
-      peak = Math.max(peak, rssOf(s.child.pid as number))
+      peak = Math.max(peak, rssBytesOf(s.child.pid as number, 0))
       await sleep(200)
     }
   })()
@@ -95,18 +86,18 @@ export async function run(): Promise<void> {
         let s = await serve(dir, databaseUrl)
         try {
           await sleep(3000)
-          const first = rssOf(s.child.pid as number)
+          const first = rssBytesOf(s.child.pid as number, 0)
           let reopened: number | undefined
           if (!databaseUrl) {
             await s.stop()
             s = await serve(dir)
             await sleep(3000)
-            reopened = rssOf(s.child.pid as number)
+            reopened = rssBytesOf(s.child.pid as number, 0)
           }
           await seed(s, scratch, { tables: ['orders'], poolSize: CLIENTS })
           const { peak, queries } = await load(s)
           await sleep(2000)
-          const after = rssOf(s.child.pid as number)
+          const after = rssBytesOf(s.child.pid as number, 0)
           rows.push([
             name,
             mb(first),

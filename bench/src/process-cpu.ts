@@ -26,12 +26,13 @@ export function mainThreadCpuMicrosOf(pid: number | undefined): number {
   return statCpuMicros(`/proc/${pid}/task/${pid}/stat`)
 }
 
-/** A process's resident memory now (VmRSS), in bytes; NaN without /proc. */
-export function rssBytesOf(pid: number | undefined): number {
+/** A process's resident memory now (VmRSS), in bytes; `missing` without /proc or the process. */
+export function rssBytesOf(pid: number | undefined, missing = Number.NaN): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024
+    const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1]
+    return kb === undefined ? missing : Number(kb) * 1024
   } catch {
-    return Number.NaN
+    return missing
   }
 }

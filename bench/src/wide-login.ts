@@ -8,10 +8,11 @@
  * added upstream), another session's worst `SELECT 1` while 10 users log in
  * (right after a policy change), and the RSS of the process with those 10 sessions open.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { rssBytesOf } from './process-cpu.js'
 import { PASSWORD } from './proxy-fixture.js'
 import { serve, sleep } from './serve-process.js'
 import { fmt, percentile, printTable } from './stats.js'
@@ -87,7 +88,7 @@ async function measure(size: number): Promise<string[]> {
     done = true
     await probing
     await sleep(1000)
-    const rss = rssOf(s.child.pid as number)
+    const rss = rssBytesOf(s.child.pid as number, 0)
     await Promise.all([...sessions, probe].map((c) => c.end()))
     // Catalog changes: a tag on one table, then a sync that finds a column added upstream.
     await setup.tagTable('t00002', 'bench.tagged')
@@ -97,7 +98,7 @@ async function measure(size: number): Promise<string[]> {
     await setup.syncWide()
     await sleep(100)
     const afterSync = await connect('user2', 'wide')
-    const rssAfterSync = rssOf(s.child.pid as number)
+    const rssAfterSync = rssBytesOf(s.child.pid as number, 0)
     samples.sort((a, b) => a - b)
     const ms = (v: number) => `${fmt(v, 1)} ms`
     return [
@@ -139,14 +140,4 @@ async function loginAndSelect(port: number, user: string, database: string): Pro
   await client.connect()
   await client.query('SELECT 1')
   return { client, ms: performance.now() - started, end: () => client.end().catch(() => {}) }
-}
-
-/** Resident memory of a process, from /proc (Linux). */
-function rssOf(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024
-  } catch {
-    return 0
-  }
 }
