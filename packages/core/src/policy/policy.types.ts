@@ -1,10 +1,14 @@
-/** The five policy types (docs/policies.md#each-type-with-an-example). */
+/** The policy types (docs/policies.md#each-type-with-an-example). */
 export const PolicyType = {
   RowFilter: 'row_filter',
   ColumnMask: 'column_mask',
   ColumnAllow: 'column_allow',
   ColumnDeny: 'column_deny',
   TableDeny: 'table_deny',
+  /** The table is read only through aggregates over groups of at least `minGroupSize` rows. */
+  Aggregation: 'aggregation',
+  /** The target columns may filter, join and group, never reach an output column. */
+  Projection: 'projection',
 } as const
 export type PolicyType = (typeof PolicyType)[keyof typeof PolicyType]
 
@@ -47,6 +51,13 @@ export interface EffectivePolicy {
   targets: readonly PolicyTarget[]
   filterExpression?: string | null
   maskExpression?: string | null
+  /** `aggregation` only: the fewest rows of the table a returned group may draw on (≥ 2). */
+  minGroupSize?: number | null
+  /**
+   * `aggregation` only: aggregates that hand back an individual value (`min`, `max`,
+   * `array_agg`, …) the policy allows over the table's columns, by lowercase name.
+   */
+  allowedAggregates?: readonly string[] | null
   /** Lower wins among masks on one column (docs/rules.md rule 3). */
   priority: number
   /**

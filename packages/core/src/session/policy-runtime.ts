@@ -84,6 +84,8 @@ export interface TablePolicies {
   readonly allows: readonly PolicyRuntime[]
   readonly columnDenies: readonly PolicyRuntime[]
   readonly tableDenies: readonly PolicyRuntime[]
+  readonly aggregations: readonly PolicyRuntime[]
+  readonly projections: readonly PolicyRuntime[]
 }
 
 /**
@@ -97,7 +99,15 @@ export function policiesForTable(
   ancestors: readonly RelationName[] = [],
 ): TablePolicies {
   const lineage = [{ schema, table }, ...ancestors]
-  const out = { rowFilters: [], masks: [], allows: [], columnDenies: [], tableDenies: [] } as {
+  const out = {
+    rowFilters: [],
+    masks: [],
+    allows: [],
+    columnDenies: [],
+    tableDenies: [],
+    aggregations: [],
+    projections: [],
+  } as {
     [K in keyof TablePolicies]: PolicyRuntime[]
   }
   for (const runtime of runtimes) {
@@ -117,6 +127,12 @@ export function policiesForTable(
         break
       case 'table_deny':
         out.tableDenies.push(runtime)
+        break
+      case 'aggregation':
+        out.aggregations.push(runtime)
+        break
+      case 'projection':
+        out.projections.push(runtime)
         break
     }
   }

@@ -50,6 +50,10 @@ export interface ScanPlan {
   readonly denied: ReadonlySet<string>
   /** Visible columns whose values are masked. */
   readonly masked: ReadonlySet<string>
+  /** Visible columns a projection policy keeps out of every output column. */
+  readonly projected: ReadonlySet<string>
+  /** Set when an aggregation policy fires: the table is read only through aggregates. */
+  readonly aggregation: AggregationRule | undefined
   /**
    * `SELECT <visible, masked> FROM schema.table WHERE <filters> [OFFSET 0]`, deparsed once per
    * session: the whole body, its select list and its filter. Undefined when `error` is set.
@@ -67,6 +71,14 @@ export interface ScanPlan {
    * rows under its own policies (inheritance-plan.ts).
    */
   readonly inheritance?: InheritedScan | undefined
+}
+
+/** What the aggregation policies that fire for one table demand together. */
+export interface AggregationRule {
+  /** The largest `min_group_size` of the firing policies. */
+  readonly minGroupSize: number
+  /** Value-revealing aggregates every firing policy allows (lowercase names). */
+  readonly allowedAggregates: ReadonlySet<string>
 }
 
 /**
@@ -99,6 +111,12 @@ export function buildScanPlan(
   const denied = new Set(allColumns.filter((c) => !visible.has(c)))
   const masks = policies.masks.filter((p) => note(p))
   const filters = policies.rowFilters.filter((p) => note(p))
+  const aggregation = aggregationRule(policies.aggregations.filter((p) => note(p)))
+  const projected = new Set(
+    policies.projections
+      .filter((p) => note(p))
+      .flatMap((p) => columns.filter((column) => columnMatches(p, lineage, column))),
+  )
   const target: BindTarget = {
     qualifier,
     schema,
@@ -140,6 +158,8 @@ export function buildScanPlan(
       columns,
       denied,
       masked,
+      projected,
+      aggregation,
       fragments,
       error: undefined,
       filtered,
@@ -153,12 +173,30 @@ export function buildScanPlan(
       columns,
       denied,
       masked,
+      projected,
+      aggregation,
       fragments: undefined,
       error,
       filtered: true,
       applied,
     }
   }
+}
+
+/**
+ * Several aggregation policies on one table: the strictest holds, so the largest group size
+ * and only the aggregates every one of them allows.
+ */
+function aggregationRule(firing: readonly PolicyRuntime[]): AggregationRule | undefined {
+  if (firing.length === 0) return undefined
+  let minGroupSize = 2
+  let allowed: Set<string> | undefined
+  for (const { policy } of firing) {
+    minGroupSize = Math.max(minGroupSize, policy.minGroupSize ?? 2)
+    const own = new Set((policy.allowedAggregates ?? []).map((name) => name.toLowerCase()))
+    allowed = allowed ? new Set([...allowed].filter((name) => own.has(name))) : own
+  }
+  return { minGroupSize, allowedAggregates: allowed ?? new Set() }
 }
 
 /** Column targets name the table or an ancestor's same-named column (children have them all). */

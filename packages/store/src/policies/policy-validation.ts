@@ -18,13 +18,15 @@ import {
 export const POLICY_ENFORCEMENTS = ['enforce', 'shadow'] as const
 export type PolicyEnforcement = (typeof POLICY_ENFORCEMENTS)[number]
 
-/** The five policy kinds (docs/policies.md#each-type-with-an-example); the admin API validates with the same list. */
+/** The policy kinds (docs/policies.md#each-type-with-an-example); the admin API validates with the same list. */
 export const POLICY_TYPES = [
   'row_filter',
   'column_mask',
   'column_allow',
   'column_deny',
   'table_deny',
+  'aggregation',
+  'projection',
 ] as const
 const pattern = v.pipe(
   boundedString(1, 128),
