@@ -26,6 +26,7 @@ export {
 export type { LiteralParameters } from './literal-parameters.js'
 export { fillTemplate, textTemplate } from './literal-template.js'
 export { loadCore } from './load-core.js'
+export { STATISTIC_AGGREGATES, VALUE_REVEALING_AGGREGATES } from './policy/aggregate-kinds.js'
 export {
   type FilterColumnResolution,
   type FilterCoverageInput,

@@ -26,6 +26,10 @@ export const policies = pgTable('policies', {
   targets: jsonb('targets').$type<PolicyTarget[]>().notNull(),
   filterExpression: text('filter_expression'),
   maskExpression: text('mask_expression'),
+  /** `aggregation` only: the fewest rows a returned group may draw on (docs/policies.md). */
+  minGroupSize: integer('min_group_size'),
+  /** `aggregation` only: value-revealing aggregates the policy allows, lowercase names. */
+  allowedAggregates: jsonb('allowed_aggregates').$type<string[]>(),
   decisionFunctionId: uuid('decision_function_id').references(() => decisionFunctions.id, {
     onDelete: 'restrict',
   }),

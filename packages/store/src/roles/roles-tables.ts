@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
+import { boolean, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
 import { identityProviders } from '../identity-providers/identity-providers-tables.js'
 import { idColumn, timestamps, ts, validity } from '../kernel/columns.js'
 import { users } from '../users/users-tables.js'
@@ -10,6 +10,8 @@ export const roles = pgTable('roles', {
   name: text('name').notNull().unique(),
   description: text('description'),
   isActive: boolean('is_active').notNull().default(true),
+  /** Row and rate limits (docs/roles-and-access.md#limits); null: none of its own. */
+  limits: jsonb('limits').$type<Record<string, unknown>>(),
   createdBy: uuid('created_by'),
   updatedBy: uuid('updated_by'),
   ...timestamps(),

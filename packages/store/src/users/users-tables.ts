@@ -11,6 +11,8 @@ export const users = pgTable('users', {
   email: text('email'),
   displayName: text('display_name'),
   attributes: jsonb('attributes').$type<Record<string, unknown>>().notNull().default({}),
+  /** Row and rate limits (docs/roles-and-access.md#limits); null: none of its own. */
+  limits: jsonb('limits').$type<Record<string, unknown>>(),
   lastLoginAt: ts('last_login_at'),
   passwordChangedAt: ts('password_changed_at').notNull().defaultNow(),
   createdBy: uuid('created_by'),
