@@ -1,3 +1,4 @@
+import { checkAggregation } from './analyze/aggregation-check.js'
 import { QueryAnalyzer } from './analyze/query-analyzer.js'
 import type { QueryFacts } from './analyze/query-facts.js'
 import { checkSelectedColumns } from './analyze/selected-columns-check.js'
@@ -25,6 +26,7 @@ import type { DecisionLogSink } from './session/compile-session.js'
 import type { CompiledSession, TableEntry } from './session/compiled-session.js'
 import type { PolicyOutcome } from './session/policy-runtime.js'
 import type { ScanPlan } from './session/scan-plan.js'
+import { rewriteAggregations, rowIdentityColumns } from './transform/aggregation-rewrite.js'
 import { namesCatalogKeys } from './transform/catalog-guard-pass.js'
 import { wrapScans } from './transform/scan-wrapping-transformer.js'
 import { rewriteShow } from './transform/show-statement.js'
@@ -196,9 +198,13 @@ function rewriteQuery(
       if (!applied.has(entry.policy_id)) applied.set(entry.policy_id, entry)
   }
   checkSelectedColumns(query, analysis, plans)
+  const aggregating = checkAggregation(query, analysis, plans)
   session.catalogListsRead.clear()
   session.catalogProbes = namesCatalogKeys(analysis.pushdowns)
-  const rewritten = withCatalogLists(wrapScans(query, session, analysis, plans), session)
+  const enforced = aggregating ? rewriteAggregations(query, aggregating) : query
+  const rowIdentity = aggregating ? rowIdentityColumns(aggregating) : undefined
+  const wrapped = wrapScans(enforced, session, analysis, plans, rowIdentity)
+  const rewritten = withCatalogLists(wrapped, session)
   const replaced = replaceQuery(stmt, classified, rewritten)
   if (classified.kind !== StatementKind.Explain) {
     return {

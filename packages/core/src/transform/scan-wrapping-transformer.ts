@@ -46,6 +46,8 @@ export function wrapScans(
   session: CompiledSession,
   analysis: QueryAnalysis,
   plans: ReadonlyMap<TableEntry, ScanPlan>,
+  /** System columns some scans' wrappers must carry whatever the user reads (aggregation). */
+  forcedSystem?: ReadonlyMap<object, readonly string[]>,
 ): AstNode {
   const ctx: TransformContext = { session, analysis, map: (value) => mapTree(value, mapper) }
   const scans: TreePass = {
@@ -147,7 +149,7 @@ export function wrapScans(
       case 'table': {
         const plan = plans.get(reference.entry)
         if (!plan?.fragments) throw new Error('scan plan missing for a resolved table')
-        const system = systemColumns.get(rv) ?? []
+        const system = withForced(systemColumns.get(rv) ?? [], forcedSystem?.get(rv))
         // Without ONLY, a parent's scan reads each descendant's rows under its own policies.
         if (plan.inheritance && rv.inh === true) {
           const candidates = analysis.pushdowns.get(rv)
@@ -175,6 +177,11 @@ export function wrapScans(
   }
 
   return mapTree(query, mapper)
+}
+
+function withForced(system: readonly string[], forced: readonly string[] | undefined) {
+  if (!forced) return system
+  return [...new Set([...system, ...forced])]
 }
 
 /**
