@@ -50,20 +50,24 @@ export function checkAggregation(
   const blocks = new Map<object, AggregatingBlock>()
   const covered = new Set<object>()
   const aggregated = new Set<ScanPlan>()
-  walkTree(query, (tag, body) => {
-    if (tag !== 'SelectStmt') return true
-    const select = body as Pg.SelectStmt
+  const visitBlock = (select: Pg.SelectStmt): void => {
+    // Set operation branches are untagged SELECT bodies.
+    if (select.larg) visitBlock(select.larg)
+    if (select.rarg) visitBlock(select.rarg)
     const scans: ConstrainedScan[] = []
     for (const item of select.fromClause ?? [])
       collectScans(item as AstNode, constrained, scans, false)
-    if (scans.length === 0) return true
+    if (scans.length === 0) return
     checkBlock(select, scans)
-    blocks.set(body, { scans })
+    blocks.set(select, { scans })
     for (const scan of scans) covered.add(scan.rv)
     for (const plan of new Set(scans.map((s) => s.plan))) {
       if (aggregated.has(plan)) throw refused('a statement may aggregate the table only once')
       aggregated.add(plan)
     }
+  }
+  walkTree(query, (tag, body) => {
+    if (tag === 'SelectStmt') visitBlock(body as Pg.SelectStmt)
     return true
   })
   for (const node of constrained.keys()) {

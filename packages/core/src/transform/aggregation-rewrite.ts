@@ -50,14 +50,20 @@ export function rewriteAggregations(
   query: AstNode,
   blocks: ReadonlyMap<object, AggregatingBlock>,
 ): AstNode {
-  const mapper: NodeMapper = (_node, tag, body) => {
-    if (tag !== 'SelectStmt') return undefined
-    const block = blocks.get(body)
-    if (!block) return undefined
-    // Nested aggregating SELECTs (in FROM, WHERE or the select list) first.
-    const inner = mapFields(body, mapper) as Pg.SelectStmt
-    return { SelectStmt: rewriteBlock(inner, block) } as AstNode
+  const rewriteSelect = (select: Pg.SelectStmt): Pg.SelectStmt => {
+    // Nested aggregating SELECTs (in FROM, WHERE, the select list, set operation branches)
+    // first; set operation branches are untagged SELECT bodies.
+    const { larg, rarg, ...rest } = select
+    const out = mapFields(rest, mapper) as Pg.SelectStmt
+    if (larg) out.larg = rewriteSelect(larg)
+    if (rarg) out.rarg = rewriteSelect(rarg)
+    const block = blocks.get(select)
+    return block ? rewriteBlock(out, block) : out
   }
+  const mapper: NodeMapper = (_node, tag, body) =>
+    tag === 'SelectStmt'
+      ? ({ SelectStmt: rewriteSelect(body as Pg.SelectStmt) } as AstNode)
+      : undefined
   return mapTree(query, mapper)
 }
 

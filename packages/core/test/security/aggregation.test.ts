@@ -1,6 +1,9 @@
 import { beforeAll, expect, it } from 'vitest'
 import type { Catalog, CatalogTable } from '../../src/catalog.types.js'
+import { compileDecisionFunction } from '../../src/decision/index.js'
+import { loadCore } from '../../src/load-core.js'
 import type { EffectivePolicy } from '../../src/policy/policy.types.js'
+import { rewrite } from '../../src/rewrite.js'
 import { describeOnDatabases, type TestDatabase } from '../fixtures/databases.js'
 import { makeSession, policy, run, runError } from '../fixtures/session.js'
 
@@ -97,6 +100,7 @@ describeOnDatabases('aggregation policy', (database) => {
   let db: TestDatabase
   let catalog: Catalog
   beforeAll(async () => {
+    await loadCore()
     db = database()
     for (const statement of STAFF_SQL.split(';\n').filter((t) => t.trim() !== ''))
       await db.query(statement)
@@ -226,6 +230,79 @@ describeOnDatabases('aggregation policy', (database) => {
     expect(await run(db, free, 'SELECT name FROM agg.staff WHERE id = 1')).toEqual([
       { name: 'Ada' },
     ])
+  })
+
+  it('enforces the rule in subqueries, CTEs, LATERAL and set operation branches', async () => {
+    const s = await session(aggregation(['staff'], 3))
+    const correlated = await run(
+      db,
+      s,
+      `SELECT d.dept, (SELECT count(*)::int FROM agg.staff s WHERE s.dept = d.dept) AS n
+         FROM (VALUES ('eng'), ('hr')) AS d(dept) ORDER BY 1`,
+    )
+    expect(correlated).toEqual([
+      { dept: 'eng', n: 5 },
+      { dept: 'hr', n: null },
+    ])
+    const lateral = await run(
+      db,
+      s,
+      `SELECT d.dept, x.n FROM (VALUES ('ops'), ('pr')) AS d(dept),
+         LATERAL (SELECT count(*)::int AS n FROM agg.staff s WHERE s.dept = d.dept) x`,
+    )
+    expect(lateral).toEqual([{ dept: 'ops', n: 4 }])
+    const cte = await run(
+      db,
+      s,
+      `WITH per AS (SELECT dept, avg(salary)::int AS pay FROM agg.staff GROUP BY dept)
+       SELECT dept, pay FROM per WHERE dept IS NOT NULL ORDER BY pay`,
+    )
+    expect(cte).toEqual([
+      { dept: 'eng', pay: 120 },
+      { dept: 'ops', pay: 215 },
+    ])
+    const union = await run(
+      db,
+      s,
+      `SELECT 'all' AS dept, 0::bigint AS n UNION ALL
+       SELECT dept, count(*) FROM agg.staff GROUP BY dept ORDER BY 2 DESC`,
+    )
+    expect(union.map((r) => r['dept'])).toEqual(['eng', 'ops', null, 'all'])
+  })
+
+  it('is switched per user by a decision function and reported in the applied policies', async () => {
+    const gated = aggregation(['staff'], 3, {
+      decision: {
+        functionId: 'fn-agg',
+        name: 'analysts only',
+        version: 1,
+        artifact: compileDecisionFunction(
+          "function evaluate(ctx) { return { fire: ctx.session.user.roles.includes('analyst') } }",
+        ).artifact,
+        config: {},
+        evaluateContext: 'session',
+        onError: 'deny',
+        logLevel: 'off',
+        isEnabled: true,
+      },
+    })
+    const analyst = await makeSession(catalog, { policies: [gated], user: { roles: ['analyst'] } })
+    const owner = await makeSession(catalog, { policies: [gated], user: { roles: ['owner'] } })
+    expect((await runError(db, analyst, 'SELECT name FROM agg.staff')).code).toBe('42501')
+    expect(await run(db, owner, 'SELECT name FROM agg.staff WHERE id = 2')).toEqual([
+      { name: 'Bo' },
+    ])
+    const [statement] = rewrite('SELECT count(*) FROM agg.staff', analyst).statements
+    expect(statement?.policiesApplied.map((p) => p.policy_id)).toEqual([gated.id])
+  })
+
+  it('in shadow mode is reported as what it would refuse, and not applied', async () => {
+    const shadow = aggregation(['staff'], 3, { enforcement: 'shadow' })
+    const s = await session(shadow)
+    const [statement] = rewrite('SELECT name FROM agg.staff', s).statements
+    expect(statement?.shadow?.wouldDeny).toBe(true)
+    expect(statement?.shadow?.error).toMatch(/aggregation policy/)
+    expect(await run(db, s, 'SELECT name FROM agg.staff WHERE id = 3')).toEqual([{ name: 'Cy' }])
   })
 
   it('answers random aggregate statements as a hand-written reference query does', async () => {
