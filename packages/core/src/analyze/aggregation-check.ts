@@ -58,9 +58,11 @@ export function checkAggregation(
     for (const item of select.fromClause ?? [])
       collectScans(item as AstNode, constrained, scans, false)
     if (scans.length === 0) return
+    for (const scan of scans) covered.add(scan.rv)
+    // Clients read a table's columns with a statement that returns no row (`LIMIT 0`).
+    if (returnsNoRow(select)) return
     checkBlock(select, scans)
     blocks.set(select, { scans })
-    for (const scan of scans) covered.add(scan.rv)
     for (const plan of new Set(scans.map((s) => s.plan))) {
       if (aggregated.has(plan)) throw refused('a statement may aggregate the table only once')
       aggregated.add(plan)
@@ -107,6 +109,23 @@ function collectScans(
   if ((rv.alias?.colnames?.length ?? 0) > 0)
     throw refused('the table may not be read with column aliases')
   out.push({ rv, alias: rv.alias?.aliasname ?? rv.relname ?? '', plan, rule: plan.aggregation })
+}
+
+/**
+ * `LIMIT 0`, `WHERE false` or `WHERE 1 = 0` (the probes drivers and BI tools send for a
+ * result's columns): the SELECT returns no row whatever the table holds.
+ */
+function returnsNoRow(select: Pg.SelectStmt): boolean {
+  const limit = bodyOf<Pg.A_Const>(select.limitCount, 'A_Const')
+  if (limit?.ival !== undefined && (limit.ival.ival ?? 0) === 0) return true
+  const where = select.whereClause
+  const constant = bodyOf<Pg.A_Const>(where, 'A_Const')
+  if (constant?.boolval !== undefined) return constant.boolval.boolval !== true
+  const comparison = bodyOf<Pg.A_Expr>(where, 'A_Expr')
+  if (comparison?.kind !== 'AEXPR_OP' || stringsOf(comparison.name).join('.') !== '=') return false
+  const left = bodyOf<Pg.A_Const>(comparison.lexpr, 'A_Const')?.ival
+  const right = bodyOf<Pg.A_Const>(comparison.rexpr, 'A_Const')?.ival
+  return left !== undefined && right !== undefined && (left.ival ?? 0) !== (right.ival ?? 0)
 }
 
 /** The clauses whose expressions are computed per group, after aggregation. */

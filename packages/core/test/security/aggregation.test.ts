@@ -183,6 +183,22 @@ describeOnDatabases('aggregation policy', (database) => {
     }
   })
 
+  it("answers the probes clients send for a result's columns, with no row", async () => {
+    const s = await session(aggregation(['staff'], 3))
+    for (const sql of [
+      'SELECT * FROM agg.staff LIMIT 0',
+      'SELECT * FROM agg.staff WHERE 1 = 0',
+      'SELECT name, salary FROM agg.staff WHERE false',
+    ]) {
+      expect(await run(db, s, sql), sql).toEqual([])
+    }
+    expect(
+      await db.columns(rewrite('SELECT * FROM agg.staff LIMIT 0', s).statements[0]?.sql ?? ''),
+    ).toEqual(['id', 'dept', 'region', 'salary', 'name'])
+    for (const sql of ['SELECT * FROM agg.staff LIMIT 1', 'SELECT * FROM agg.staff WHERE 1 = 1'])
+      expect((await runError(db, s, sql)).code, sql).toBe('42501')
+  })
+
   it('refuses aggregates and shapes that single one row out', async () => {
     const s = await session(aggregation(['staff'], 3))
     for (const sql of [
