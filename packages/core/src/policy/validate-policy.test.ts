@@ -228,7 +228,7 @@ describe('validatePolicy: shape by type (docs/resources.md#policies)', () => {
   })
 
   it('takes tag targets without columns for projection and aggregation', () => {
-    const tagged = [{ tags: ['pii'] }]
+    const tagged = [{ tags: ['pii'] } as never]
     expect(validatePolicy({ policyType: 'projection', targets: tagged })).toEqual({ ok: true })
     expect(
       validatePolicy({ policyType: 'aggregation', targets: tagged, minGroupSize: 10 }),
