@@ -57,6 +57,11 @@ export const policyTargetSchema = v.object({
   ),
 })
 const expression = v.nullish(boundedString(0, 10_000))
+// Ranges, names and the type each field belongs to are core's shape check (validatePolicy).
+const minGroupSize = v.nullish(v.number('expected an integer'))
+const allowedAggregates = v.nullish(
+  v.array(v.string('expected a string'), 'expected an array of aggregate names'),
+)
 const fields = {
   name: policyName,
   policy_type: v.picklist(POLICY_TYPES, 'unknown policy_type'),
@@ -68,6 +73,8 @@ const fields = {
   description: v.nullish(boundedString(0, 1000)),
   filter_expression: expression,
   mask_expression: expression,
+  min_group_size: minGroupSize,
+  allowed_aggregates: allowedAggregates,
   decision_function_id: v.nullish(uuidString),
   is_enabled: v.nullish(v.boolean('expected a boolean')),
   enforcement: v.nullish(v.picklist(POLICY_ENFORCEMENTS, 'expected enforce or shadow')),
@@ -107,6 +114,8 @@ export async function checkShape(
     targets: PolicyTarget[]
     filterExpression: string | null
     maskExpression: string | null
+    minGroupSize: number | null
+    allowedAggregates: readonly string[] | null
   },
 ): Promise<void> {
   const core = await ensureParser()
@@ -115,6 +124,8 @@ export async function checkShape(
     targets: p.targets,
     filterExpression: p.filterExpression,
     maskExpression: p.maskExpression,
+    minGroupSize: p.minGroupSize,
+    allowedAggregates: p.allowedAggregates,
   })
   if (!result.ok) {
     throw new StoreError(
@@ -205,7 +216,7 @@ export function normalizeTargets(
   type: PolicyType,
   targets: readonly PolicyTarget[],
 ): PolicyTarget[] {
-  const noColumns = type === 'row_filter' || type === 'table_deny'
+  const noColumns = type === 'row_filter' || type === 'table_deny' || type === 'aggregation'
   const all = ['*']
   return targets.map((t) => {
     // A tag target keeps its tags; the name patterns it left out match everything.
@@ -217,4 +228,15 @@ export function normalizeTargets(
       ...(tagged ? { tags: [...new Set(t.tags)].sort() } : {}),
     }
   })
+}
+
+/**
+ * `allowed_aggregates` as stored: sorted on an aggregation policy (`[]` when none is allowed),
+ * null on every other type.
+ */
+export function normalizeAllowedAggregates(
+  type: PolicyType,
+  names: readonly string[] | null | undefined,
+): string[] | null {
+  return type === 'aggregation' ? [...(names ?? [])].sort() : null
 }
