@@ -119,7 +119,7 @@ describe('validatePolicy: shape by type (docs/resources.md#policies)', () => {
         allowedAggregates: ['count'],
       },
       'allowed_aggregates[0]',
-      'not_allowed',
+      'invalid_enum',
     ],
     [
       'aggregation allowing one aggregate twice',

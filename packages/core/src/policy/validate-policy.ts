@@ -187,7 +187,7 @@ function checkAggregationFields(details: ValidationDetail[], input: PolicyDefini
     } else if (STATISTIC_AGGREGATES.has(name)) {
       details.push({
         field,
-        code: 'not_allowed',
+        code: 'invalid_enum',
         message: `${name} returns a statistic of the group and is always allowed: list only value-revealing aggregates`,
       })
     } else if (!valueRevealing.has(name)) {

@@ -130,12 +130,25 @@ describe('policy bundles with aggregation and projection policies', () => {
       name: 'bad aggregation',
       policy_type: 'aggregation',
       targets: [{ schemas: ['public'], tables: ['orders'] }],
-      allowed_aggregates: ['count'],
+      allowed_aggregates: ['max'],
     })
     const { status, body } = await apply(target, bundle)
     expect(status).toBe(422)
-    const fields = body.error.details.map((d: { field: string }) => d.field)
-    expect(fields).toContain('policies[bad aggregation].min_group_size')
-    expect(fields).toContain('policies[bad aggregation].allowed_aggregates[0]')
+    expect(body.error.details).toContainEqual(
+      expect.objectContaining({
+        field: 'policies[bad aggregation].min_group_size',
+        code: 'required',
+      }),
+    )
+    bundle.policies.at(-1).min_group_size = 5
+    bundle.policies.at(-1).allowed_aggregates = ['count']
+    const statistic = await apply(target, bundle)
+    expect(statistic.status).toBe(422)
+    expect(statistic.body.error.details).toContainEqual(
+      expect.objectContaining({
+        field: 'policies[bad aggregation].allowed_aggregates[0]',
+        code: 'invalid_enum',
+      }),
+    )
   })
 })

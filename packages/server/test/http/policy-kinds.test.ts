@@ -122,6 +122,10 @@ describe('aggregation and projection policies over the admin API', () => {
     const body = JSON.stringify(post.requestBody)
     expect(body).toContain('min_group_size')
     expect(body).toContain('allowed_aggregates')
+    // The bounds and the names a client may send are in the document.
+    expect(body).toContain('"array_agg"')
+    expect(body).not.toContain('"count"')
+    expect(body).toMatch(/"minimum":2/)
     expect(JSON.stringify(post.responses['201'])).toContain('allowed_aggregates')
   })
 

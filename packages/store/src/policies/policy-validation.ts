@@ -1,5 +1,12 @@
 // What a policy body must be: fields, shape by type, expressions, mask types, its decision function.
-import type { PolicyTarget, PolicyType } from '@palisade/core'
+import {
+  MAX_ALLOWED_AGGREGATES,
+  MIN_GROUP_SIZE,
+  type PolicyTarget,
+  type PolicyType,
+  STATISTIC_AGGREGATES,
+  VALUE_REVEALING_AGGREGATES,
+} from '@palisade/core'
 import { eq } from 'drizzle-orm'
 import * as v from 'valibot'
 import { ensureParser } from '../kernel/core-bridge.js'
@@ -57,10 +64,27 @@ export const policyTargetSchema = v.object({
   ),
 })
 const expression = v.nullish(boundedString(0, 10_000))
-// Ranges, names and the type each field belongs to are core's shape check (validatePolicy).
-const minGroupSize = v.nullish(v.number('expected an integer'))
+// Bounds and names here too, so the OpenAPI document gives them; the type each field belongs
+// to, and repeats, are core's shape check (validatePolicy).
+const groupSizeRange = `must be an integer from ${MIN_GROUP_SIZE.min} to 1,000,000`
+const minGroupSize = v.nullish(
+  v.pipe(
+    v.number('expected an integer'),
+    v.minValue(MIN_GROUP_SIZE.min, groupSizeRange),
+    v.maxValue(MIN_GROUP_SIZE.max, groupSizeRange),
+  ),
+)
+const aggregateName = v.picklist(VALUE_REVEALING_AGGREGATES, (issue) => {
+  const name = String(issue.input)
+  return STATISTIC_AGGREGATES.has(name)
+    ? `lists ${name}, a statistic of the group that is always allowed: list only value-revealing aggregates`
+    : `lists ${name}, which is not a value-revealing aggregate (lowercase names such as min, max, array_agg)`
+})
 const allowedAggregates = v.nullish(
-  v.array(v.string('expected a string'), 'expected an array of aggregate names'),
+  v.pipe(
+    v.array(aggregateName, 'expected an array of aggregate names'),
+    v.maxLength(MAX_ALLOWED_AGGREGATES, `at most ${MAX_ALLOWED_AGGREGATES} aggregates`),
+  ),
 )
 const fields = {
   name: policyName,

@@ -175,11 +175,11 @@ export function policyKindsCases(makeStore: MakeStore): void {
         'a statistic aggregate',
         aggregation({ allowed_aggregates: ['min', 'count'] }),
         'allowed_aggregates[1]',
-        'not_allowed',
+        'invalid_enum',
       ],
       [
         'more than 40 aggregates',
-        aggregation({ allowed_aggregates: Array.from({ length: 41 }, (_, i) => `a${i}`) }),
+        aggregation({ allowed_aggregates: Array.from({ length: 41 }, () => 'min') }),
         'allowed_aggregates',
         'too_long',
       ],
@@ -219,11 +219,32 @@ export function policyKindsCases(makeStore: MakeStore): void {
       expect(error.details).toContainEqual(expect.objectContaining({ field, code }))
     })
 
-    it('names the refused aggregate in the message', async () => {
+    it('names the refused aggregate in the message, and says a statistic is always allowed', async () => {
       const error = await expectNoAudit(store, () =>
-        store.policies.create(aggregation({ allowed_aggregates: ['median'] }) as never, admin.id),
+        store.policies.create(
+          aggregation({ allowed_aggregates: ['median', 'count', 'min', 'min'] }) as never,
+          admin.id,
+        ),
       )
-      expect(error.details[0]?.message).toContain('median')
+      expect(error.details).toEqual([
+        expect.objectContaining({
+          field: 'allowed_aggregates[0]',
+          message: expect.stringMatching(/median, which is not a value-revealing aggregate/),
+        }),
+        expect.objectContaining({
+          field: 'allowed_aggregates[1]',
+          message: expect.stringMatching(/count, a statistic .* always allowed/),
+        }),
+      ])
+      const repeated = await expectNoAudit(store, () =>
+        store.policies.create(
+          aggregation({ allowed_aggregates: ['min', 'min'] }) as never,
+          admin.id,
+        ),
+      )
+      expect(repeated.details).toEqual([
+        expect.objectContaining({ field: 'allowed_aggregates[1]', code: 'duplicate' }),
+      ])
     })
 
     it('hands a session the group size and allowed aggregates', async () => {
