@@ -247,7 +247,7 @@ export function policyKindsCases(makeStore: MakeStore): void {
       ])
     })
 
-    it('hands a session the group size and allowed aggregates', async () => {
+    it('hands a session the group size and allowed aggregates, and a shadow projection as shadow', async () => {
       const user = await store.users.create(
         { username: unique('kind'), password: PASSWORD },
         admin.id,
@@ -257,7 +257,7 @@ export function policyKindsCases(makeStore: MakeStore): void {
         aggregation({ min_group_size: 7, allowed_aggregates: ['max'] }),
         admin.id,
       )
-      const proj = await store.policies.create(projection(), admin.id)
+      const proj = await store.policies.create(projection({ enforcement: 'shadow' }), admin.id)
       await store.assignments.assign(ds.id, { policy_id: agg.id, user_id: user.id }, admin.id)
       await store.assignments.assign(ds.id, { policy_id: proj.id, user_id: user.id }, admin.id)
       const input = await store.buildSessionInput(user.username, ds.name)
@@ -269,6 +269,7 @@ export function policyKindsCases(makeStore: MakeStore): void {
       })
       expect(input.policies.find((p) => p.id === proj.id)).toMatchObject({
         type: 'projection',
+        enforcement: 'shadow',
         targets: [{ schemas: ['public'], tables: ['patients'], columns: ['diagnosis'] }],
       })
     })
