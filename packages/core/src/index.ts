@@ -46,7 +46,12 @@ export {
   withTargetDefaults,
 } from './policy/tag-targets.js'
 export { matchesPattern } from './policy/target-pattern.js'
-export { validateExpression, validatePolicy } from './policy/validate-policy.js'
+export {
+  MAX_ALLOWED_AGGREGATES,
+  MIN_GROUP_SIZE,
+  validateExpression,
+  validatePolicy,
+} from './policy/validate-policy.js'
 export { type RewriteOptions, rewrite } from './rewrite.js'
 export type * from './rewrite.types.js'
 export { runtimeStats } from './runtime-stats.js'

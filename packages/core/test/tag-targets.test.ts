@@ -1,9 +1,10 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../src/catalog.types.js'
+import { expandTagTargets } from '../src/policy/tag-targets.js'
 import { validatePolicy } from '../src/policy/validate-policy.js'
 import { createShopDb, readCatalog } from './fixtures/pglite.js'
-import { makeSession, policy, run, runError } from './fixtures/session.js'
+import { makeSession, policy, run, runError, sessionInput } from './fixtures/session.js'
 
 let db: PGlite
 let catalog: Catalog
@@ -141,6 +142,26 @@ describe('tag-targeted policies', () => {
     expect(bad).toMatchObject({
       ok: false,
       details: [{ field: 'targets[0].tags[0]', code: 'pattern' }],
+    })
+  })
+
+  it('expands a projection tag target to the tagged columns, an aggregation one to the tagged tables', () => {
+    const projection = policy('projection', {
+      target: { schemas: ['*'], tables: ['*'], columns: ['*'], tags: ['pii.ssn'] },
+    })
+    const aggregation = policy('aggregation', {
+      target: { schemas: ['*'], tables: ['*'], tags: ['hr'] },
+      minGroupSize: 5,
+      allowedAggregates: ['max'],
+    })
+    const input = expandTagTargets(sessionInput(catalog, { policies: [projection, aggregation] }))
+    expect(input.policies[0]?.targets).toEqual([
+      { schemas: ['public'], tables: ['customers'], columns: ['ssn'] },
+    ])
+    expect(input.policies[1]).toMatchObject({
+      targets: [{ schemas: ['hr'], tables: ['employees'], columns: null }],
+      minGroupSize: 5,
+      allowedAggregates: ['max'],
     })
   })
 })

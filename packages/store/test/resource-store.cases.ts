@@ -5,6 +5,7 @@ import { datasourcesCases } from './cases/datasources.cases.js'
 import { grantsCases } from './cases/grants.cases.js'
 import { identityProvidersCases } from './cases/identity-providers.cases.js'
 import { policiesCases } from './cases/policies.cases.js'
+import { policyKindsCases } from './cases/policy-kinds.cases.js'
 import { rolesCases } from './cases/roles.cases.js'
 import { sessionsCases } from './cases/sessions.cases.js'
 import { tagsCases } from './cases/tags.cases.js'
@@ -28,6 +29,7 @@ export function runResourceStoreCases(
   rolesCases(makeStore)
   datasourcesCases(makeStore)
   policiesCases(makeStore, options)
+  policyKindsCases(makeStore)
   sessionsCases(makeStore)
   auditCases(makeStore)
   auditRetentionCases(makeStore)

@@ -5,10 +5,11 @@ import { matchesAny } from './target-pattern.js'
 
 /**
  * Tag-targeted policies (docs/policies.md, "Tags"): a target's `tags` match a catalog object
- * carrying that tag or any tag below it (`pii` matches `pii.email`). Column policies match
- * column tags; row filters and table denies match table tags. Before anything else reads them,
- * tag targets are expanded into plain name targets over the session's catalog, so every later
- * step (visibility, scan wrapping, masks, lineage) uses the one name matcher.
+ * carrying that tag or any tag below it (`pii` matches `pii.email`). Column policies
+ * (projection included) match column tags; row filters, table denies and aggregation policies
+ * match table tags. Before anything else reads them, tag targets are expanded into plain name
+ * targets over the session's catalog, so every later step (visibility, scan wrapping, masks,
+ * lineage) uses the one name matcher.
  */
 
 /** A tag: dot-separated lowercase words (`pii`, `pii.email`, `finance.salary`). */
@@ -20,6 +21,7 @@ export const COLUMN_POLICY_TYPES: ReadonlySet<PolicyType> = new Set([
   'column_mask',
   'column_allow',
   'column_deny',
+  'projection',
 ])
 
 /** Whether `tag` is `pattern` or lies below it in the hierarchy. */

@@ -52,6 +52,126 @@ describe('validatePolicy: shape by type (docs/resources.md#policies)', () => {
       'not_allowed',
     ],
     ['no targets', { policyType: 'table_deny', targets: [] }, 'targets', 'too_short'],
+    [
+      'aggregation without min_group_size',
+      { policyType: 'aggregation', targets: everything },
+      'min_group_size',
+      'required',
+    ],
+    [
+      'aggregation with columns',
+      { policyType: 'aggregation', targets: withColumns, minGroupSize: 5 },
+      'targets[0].columns',
+      'not_allowed',
+    ],
+    [
+      'aggregation with min_group_size 1',
+      { policyType: 'aggregation', targets: everything, minGroupSize: 1 },
+      'min_group_size',
+      'out_of_range',
+    ],
+    [
+      'aggregation with min_group_size above 1,000,000',
+      { policyType: 'aggregation', targets: everything, minGroupSize: 1_000_001 },
+      'min_group_size',
+      'out_of_range',
+    ],
+    [
+      'aggregation with a fractional min_group_size',
+      { policyType: 'aggregation', targets: everything, minGroupSize: 2.5 },
+      'min_group_size',
+      'out_of_range',
+    ],
+    [
+      'aggregation with a filter',
+      { policyType: 'aggregation', targets: everything, minGroupSize: 5, filterExpression: 'a' },
+      'filter_expression',
+      'not_allowed',
+    ],
+    [
+      'aggregation allowing an unknown aggregate',
+      {
+        policyType: 'aggregation',
+        targets: everything,
+        minGroupSize: 5,
+        allowedAggregates: ['max', 'median'],
+      },
+      'allowed_aggregates[1]',
+      'invalid_enum',
+    ],
+    [
+      'aggregation allowing an upper-case name',
+      {
+        policyType: 'aggregation',
+        targets: everything,
+        minGroupSize: 5,
+        allowedAggregates: ['MIN'],
+      },
+      'allowed_aggregates[0]',
+      'invalid_enum',
+    ],
+    [
+      'aggregation allowing a statistic aggregate',
+      {
+        policyType: 'aggregation',
+        targets: everything,
+        minGroupSize: 5,
+        allowedAggregates: ['count'],
+      },
+      'allowed_aggregates[0]',
+      'invalid_enum',
+    ],
+    [
+      'aggregation allowing one aggregate twice',
+      {
+        policyType: 'aggregation',
+        targets: everything,
+        minGroupSize: 5,
+        allowedAggregates: ['min', 'min'],
+      },
+      'allowed_aggregates[1]',
+      'duplicate',
+    ],
+    [
+      'aggregation allowing more than 40 aggregates',
+      {
+        policyType: 'aggregation',
+        targets: everything,
+        minGroupSize: 5,
+        allowedAggregates: Array.from({ length: 41 }, () => 'min'),
+      },
+      'allowed_aggregates',
+      'too_long',
+    ],
+    [
+      'projection without columns',
+      { policyType: 'projection', targets: everything },
+      'targets[0].columns',
+      'required',
+    ],
+    [
+      'projection with a mask',
+      { policyType: 'projection', targets: withColumns, maskExpression: "'x'" },
+      'mask_expression',
+      'not_allowed',
+    ],
+    [
+      'projection with min_group_size',
+      { policyType: 'projection', targets: withColumns, minGroupSize: 5 },
+      'min_group_size',
+      'not_allowed',
+    ],
+    [
+      'row_filter with allowed_aggregates',
+      {
+        policyType: 'row_filter',
+        targets: everything,
+        filterExpression: 'a = 1',
+        allowedAggregates: ['min'],
+      },
+      'allowed_aggregates',
+      'not_allowed',
+    ],
   ] as const)('rejects %s', (_name, input, field, code) => {
     const result = validatePolicy(input)
     expect(result).toMatchObject({ ok: false, error: 'validation_failed' })
@@ -80,6 +200,39 @@ describe('validatePolicy: shape by type (docs/resources.md#policies)', () => {
       ok: true,
     })
     expect(validatePolicy({ policyType: 'table_deny', targets: everything })).toEqual({ ok: true })
+    expect(
+      validatePolicy({
+        policyType: 'aggregation',
+        targets: everything,
+        minGroupSize: 2,
+        allowedAggregates: ['min', 'max', 'array_agg'],
+      }),
+    ).toEqual({ ok: true })
+    expect(
+      validatePolicy({ policyType: 'aggregation', targets: everything, minGroupSize: 1_000_000 }),
+    ).toEqual({ ok: true })
+    expect(validatePolicy({ policyType: 'projection', targets: withColumns })).toEqual({ ok: true })
+  })
+
+  it('names the refused aggregate in the message', () => {
+    const result = validatePolicy({
+      policyType: 'aggregation',
+      targets: everything,
+      minGroupSize: 5,
+      allowedAggregates: ['median', 'sum'],
+    })
+    expect(result.ok ? [] : result.details.map((d) => d.message)).toEqual([
+      expect.stringContaining('median'),
+      expect.stringContaining('sum'),
+    ])
+  })
+
+  it('takes tag targets without columns for projection and aggregation', () => {
+    const tagged = [{ tags: ['pii'] } as never]
+    expect(validatePolicy({ policyType: 'projection', targets: tagged })).toEqual({ ok: true })
+    expect(
+      validatePolicy({ policyType: 'aggregation', targets: tagged, minGroupSize: 10 }),
+    ).toEqual({ ok: true })
   })
 
   it('reports a malformed expression as invalid_expression with the parser message', () => {

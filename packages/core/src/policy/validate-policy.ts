@@ -1,4 +1,5 @@
 import { isPalisadeError } from '../errors.js'
+import { STATISTIC_AGGREGATES, VALUE_REVEALING_AGGREGATES } from './aggregate-kinds.js'
 import type { PolicyTarget, PolicyType } from './policy.types.js'
 import { parsePolicyExpression } from './policy-expression.js'
 import { MAX_TAG_LENGTH, TAG_PATTERN } from './tag-targets.js'
@@ -20,13 +21,25 @@ export interface PolicyDefinitionInput {
   targets: readonly PolicyTarget[]
   filterExpression?: string | null | undefined
   maskExpression?: string | null | undefined
+  /** `aggregation` only: an integer from 2 to 1,000,000. */
+  minGroupSize?: number | null | undefined
+  /** `aggregation` only: names from `VALUE_REVEALING_AGGREGATES`, at most 40. */
+  allowedAggregates?: readonly string[] | null | undefined
 }
 
 const NEEDS_COLUMNS: ReadonlySet<PolicyType> = new Set([
   'column_mask',
   'column_allow',
   'column_deny',
+  'projection',
 ])
+
+/** The bounds of an aggregation policy's `min_group_size` (docs/policies.md#aggregation). */
+export const MIN_GROUP_SIZE = { min: 2, max: 1_000_000 } as const
+/** The most value-revealing aggregates one aggregation policy may allow. */
+export const MAX_ALLOWED_AGGREGATES = 40
+
+const valueRevealing: ReadonlySet<string> = new Set(VALUE_REVEALING_AGGREGATES)
 
 /**
  * Validates a policy definition as docs/resources.md#policies says, in its order: shape by type first
@@ -118,7 +131,74 @@ function checkShape(input: PolicyDefinitionInput): ValidationDetail[] {
       message: `${type} does not take a mask_expression`,
     })
   }
+  checkAggregationFields(details, input)
   return details
+}
+
+/** `min_group_size` and `allowed_aggregates`: required and bounded on `aggregation`, refused elsewhere. */
+function checkAggregationFields(details: ValidationDetail[], input: PolicyDefinitionInput): void {
+  const type = input.policyType
+  const size = input.minGroupSize
+  const allowed = input.allowedAggregates
+  if (type !== 'aggregation') {
+    for (const [field, value] of [
+      ['min_group_size', size],
+      ['allowed_aggregates', allowed],
+    ] as const) {
+      if (value === null || value === undefined) continue
+      details.push({ field, code: 'not_allowed', message: `${type} does not take ${field}` })
+    }
+    return
+  }
+  if (size === null || size === undefined) {
+    details.push({
+      field: 'min_group_size',
+      code: 'required',
+      message: 'aggregation needs a min_group_size',
+    })
+  } else if (
+    typeof size !== 'number' ||
+    !Number.isInteger(size) ||
+    size < MIN_GROUP_SIZE.min ||
+    size > MIN_GROUP_SIZE.max
+  ) {
+    details.push({
+      field: 'min_group_size',
+      code: 'out_of_range',
+      message: `min_group_size must be an integer from ${MIN_GROUP_SIZE.min} to 1,000,000`,
+    })
+  }
+  if (allowed === null || allowed === undefined) return
+  if (!Array.isArray(allowed) || allowed.length > MAX_ALLOWED_AGGREGATES) {
+    details.push({
+      field: 'allowed_aggregates',
+      code: Array.isArray(allowed) ? 'too_long' : 'invalid_type',
+      message: `allowed_aggregates is an array of at most ${MAX_ALLOWED_AGGREGATES} aggregate names`,
+    })
+    return
+  }
+  const seen = new Set<string>()
+  allowed.forEach((name, i) => {
+    const field = `allowed_aggregates[${i}]`
+    if (typeof name !== 'string') {
+      details.push({ field, code: 'invalid_type', message: 'an aggregate name is a string' })
+    } else if (seen.has(name)) {
+      details.push({ field, code: 'duplicate', message: `${name} is listed twice` })
+    } else if (STATISTIC_AGGREGATES.has(name)) {
+      details.push({
+        field,
+        code: 'invalid_enum',
+        message: `${name} returns a statistic of the group and is always allowed: list only value-revealing aggregates`,
+      })
+    } else if (!valueRevealing.has(name)) {
+      details.push({
+        field,
+        code: 'invalid_enum',
+        message: `${name} is not a value-revealing aggregate (lowercase names such as min, max, array_agg)`,
+      })
+    }
+    if (typeof name === 'string') seen.add(name)
+  })
 }
 
 function checkTags(details: ValidationDetail[], field: string, tags: readonly string[]): void {

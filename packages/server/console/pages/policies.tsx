@@ -1,24 +1,23 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
+import { hasColumns, POLICY_TYPES, VALUE_REVEALING_AGGREGATES } from '../policy-kinds'
 import type { DecisionFunction, Policy, Target } from '../types'
 import { DeleteCard } from '../ui/delete-card'
-import { Checkbox, SaveError, Select, TextArea, TextField, useAction } from '../ui/forms'
+import {
+  Checkbox,
+  failedField,
+  SaveError,
+  Select,
+  TextArea,
+  TextField,
+  useAction,
+} from '../ui/forms'
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
 import { Show, useLoad } from '../ui/states'
 import { ExpressionStatus, useExpressionCheck } from './expression-check'
 import { PolicyAssignments } from './policy-assignments'
 import { ShadowReport } from './policy-shadow-report'
-
-export const POLICY_TYPES = [
-  'row_filter',
-  'column_mask',
-  'column_allow',
-  'column_deny',
-  'table_deny',
-] as const
-
-const hasColumns = (type: string) => type.startsWith('column_')
 
 export function PoliciesPage() {
   const [type, setType] = useState('')
@@ -64,7 +63,10 @@ export function PoliciesPage() {
                     <td>
                       <Link to={`/policies/${p.id}`}>{p.name}</Link>
                     </td>
-                    <td>{p.policy_type}</td>
+                    <td>
+                      {p.policy_type}
+                      {p.min_group_size !== null && ` (groups of ${p.min_group_size}+)`}
+                    </td>
                     <td>{p.version}</td>
                     <td>{p.is_enabled ? 'yes' : 'no'}</td>
                     <td>{p.assignment_count}</td>
@@ -155,6 +157,8 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
   const [fnId, setFnId] = useState(p?.decision_function_id ?? '')
   const [enabled, setEnabled] = useState(p?.is_enabled ?? true)
   const [enforcement, setEnforcement] = useState<string>(p?.enforcement ?? 'enforce')
+  const [minGroupSize, setMinGroupSize] = useState(String(p?.min_group_size ?? ''))
+  const [allowed, setAllowed] = useState<readonly string[]>(p?.allowed_aggregates ?? [])
   const functions = useOptions<DecisionFunction>(
     '/decision-functions',
     (f) => f.name,
@@ -171,6 +175,10 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
     targets: targets.map((t) => targetBody(t, hasColumns(type))),
     filter_expression: type === 'row_filter' ? filter : null,
     mask_expression: type === 'column_mask' ? mask : null,
+    // Blank is sent as null, so the server's 422 says the field is required.
+    min_group_size:
+      type === 'aggregation' && minGroupSize.trim() !== '' ? Number(minGroupSize) : null,
+    allowed_aggregates: type === 'aggregation' ? allowed : null,
     decision_function_id: fnId || null,
     is_enabled: enabled,
     enforcement,
@@ -281,6 +289,15 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
         />
       )}
       <ExpressionStatus check={check} />
+      {type === 'aggregation' && (
+        <AggregationFields
+          minGroupSize={minGroupSize}
+          onMinGroupSize={setMinGroupSize}
+          allowed={allowed}
+          onAllowed={setAllowed}
+          invalid={failedField(action.error, 'min_group_size')}
+        />
+      )}
       <Checkbox label="Enabled" checked={enabled} onChange={setEnabled} />
       <Select
         label="Enforcement"
@@ -297,6 +314,48 @@ function PolicyEditor(props: { policy: Policy | null; onSaved: () => void }) {
         {p ? 'Save policy' : 'Create policy'}
       </button>
     </form>
+  )
+}
+
+/** An aggregation policy's group size and the value-revealing aggregates it allows. */
+function AggregationFields(props: {
+  minGroupSize: string
+  onMinGroupSize: (v: string) => void
+  allowed: readonly string[]
+  onAllowed: (v: readonly string[]) => void
+  invalid: boolean
+}) {
+  const toggle = (name: string, on: boolean) =>
+    props.onAllowed(
+      on ? [...props.allowed, name] : props.allowed.filter((allowed) => allowed !== name),
+    )
+  return (
+    <>
+      <TextField
+        label="Minimum group size"
+        name="min-group-size"
+        type="number"
+        value={props.minGroupSize}
+        onChange={props.onMinGroupSize}
+        invalid={props.invalid}
+        hint="Every group a query returns must draw on at least this many rows (2 to 1,000,000)."
+      />
+      <fieldset class="aggregates">
+        <legend>
+          Allowed aggregates (count, sum, avg and other statistics are always allowed; these can
+          return one row's value)
+        </legend>
+        {VALUE_REVEALING_AGGREGATES.map((name) => (
+          <Checkbox
+            key={name}
+            label={name}
+            name={`allowed-aggregate-${name}`}
+            checked={props.allowed.includes(name)}
+            onChange={(on) => toggle(name, on)}
+          />
+        ))}
+      </fieldset>
+    </>
   )
 }
 

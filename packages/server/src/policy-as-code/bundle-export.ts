@@ -78,6 +78,10 @@ export interface BundlePolicy {
   targets: unknown[]
   filter_expression: string | null
   mask_expression: string | null
+  /** `aggregation` policies only (present there, absent on other types). */
+  min_group_size?: number
+  /** `aggregation` policies only: the value-revealing aggregates allowed, sorted. */
+  allowed_aggregates?: string[]
   decision_function: string | null
   is_enabled: boolean
   /** `enforce`, or `shadow`: evaluated and audited, never applied. */
@@ -283,6 +287,7 @@ export async function exportBundle(
         targets: p.targets,
         filter_expression: p.filter_expression,
         mask_expression: p.mask_expression,
+        ...aggregationFields(p),
         decision_function: p.decision_function_id
           ? (functionNames.get(p.decision_function_id) ?? null)
           : null,
@@ -296,6 +301,19 @@ export async function exportBundle(
       providers,
       new Map(roles.map((r) => [r.id, r.name])),
     ),
+  }
+}
+
+/** `min_group_size` and `allowed_aggregates` of an aggregation policy; nothing for other types. */
+function aggregationFields(p: {
+  policy_type: string
+  min_group_size: number | null
+  allowed_aggregates: string[] | null
+}): Pick<BundlePolicy, 'min_group_size' | 'allowed_aggregates'> {
+  if (p.policy_type !== 'aggregation') return {}
+  return {
+    ...(p.min_group_size === null ? {} : { min_group_size: p.min_group_size }),
+    allowed_aggregates: [...(p.allowed_aggregates ?? [])].sort(),
   }
 }
 

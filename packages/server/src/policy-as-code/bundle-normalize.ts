@@ -63,6 +63,14 @@ export function normalizeBundle(input: unknown): PolicyBundle {
       targets: p.targets,
       filter_expression: p.filter_expression ?? null,
       mask_expression: p.mask_expression ?? null,
+      // Only where given (an export writes them on aggregation policies alone), so others compare.
+      ...optional('min_group_size', p.min_group_size ?? undefined),
+      ...optional(
+        'allowed_aggregates',
+        p.policy_type === 'aggregation'
+          ? [...(p.allowed_aggregates ?? [])].sort()
+          : (p.allowed_aggregates ?? undefined),
+      ),
       decision_function: p.decision_function ?? null,
       is_enabled: p.is_enabled ?? true,
       enforcement: p.enforcement ?? 'enforce',

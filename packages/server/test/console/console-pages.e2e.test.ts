@@ -237,6 +237,36 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
     await shot('shadow-report')
   })
 
+  it('creates an aggregation policy through the form: group size and allowed aggregates', async () => {
+    await goTo('Policies')
+    await page.getByRole('link', { name: 'New policy' }).click()
+    await page.getByLabel('Name').fill('order-totals')
+    await page.getByLabel('Policy type').selectOption('aggregation')
+    await page.getByLabel('Target 1 schemas').fill('public')
+    await page.getByLabel('Target 1 tables').fill('orders')
+    // No columns for an aggregation policy; a group size of 1 is refused with the field named.
+    expect(await page.getByLabel('Target 1 columns').count()).toBe(0)
+    await page.getByLabel('Minimum group size').fill('1')
+    await page.getByLabel('max', { exact: true }).check()
+    await page.getByRole('button', { name: 'Create policy' }).click()
+    const refusal = page.getByRole('alert')
+    await refusal.waitFor()
+    expect(await refusal.textContent()).toMatch(/min_group_size/)
+    await page.getByLabel('Minimum group size').fill('5')
+    await page.getByRole('button', { name: 'Create policy' }).click()
+    await page.getByRole('heading', { name: 'Policy order-totals' }).waitFor()
+    expect(await page.getByLabel('Minimum group size').inputValue()).toBe('5')
+    expect(await page.getByLabel('max', { exact: true }).isChecked()).toBe(true)
+    expect(await page.getByLabel('min', { exact: true }).isChecked()).toBe(false)
+    await shot('aggregation-policy')
+    const [saved] = (await server.store.policies.list({ search: 'order-totals' })).data
+    expect(saved).toMatchObject({
+      policy_type: 'aggregation',
+      min_group_size: 5,
+      allowed_aggregates: ['max'],
+    })
+  })
+
   it('lists a pending access request and approves it for less time than asked', async () => {
     const role = await server.store.roles.create({ name: 'oncall' }, seeded.admin.id)
     const asked = await fetch(`${base}/api/v1/access-requests`, {

@@ -93,6 +93,9 @@ export function toEffectivePolicies(rows: readonly Reaching[]): EffectivePolicy[
       targets: p.targets as PolicyTarget[],
       filterExpression: p.filterExpression,
       maskExpression: p.maskExpression,
+      ...(p.policyType === 'aggregation'
+        ? { minGroupSize: p.minGroupSize, allowedAggregates: p.allowedAggregates ?? [] }
+        : {}),
       priority: a.priority,
       scope: a.scope as 'user' | 'role' | 'all',
       assignmentId: a.id,

@@ -25,6 +25,7 @@ import {
   checkShape,
   createPolicySchema,
   liftDefinition,
+  normalizeAllowedAggregates,
   normalizeTargets,
   type PolicyEnforcement,
   updatePolicySchema,
@@ -39,6 +40,10 @@ export interface Policy {
   targets: PolicyTarget[]
   filter_expression: string | null
   mask_expression: string | null
+  /** `aggregation`: the fewest rows a returned group may draw on; null on other types. */
+  min_group_size: number | null
+  /** `aggregation`: the value-revealing aggregates allowed, sorted (`[]`: none); null on other types. */
+  allowed_aggregates: string[] | null
   decision_function_id: string | null
   decision_function: {
     id: string
@@ -66,6 +71,10 @@ export interface CreatePolicyInput {
   description?: string | null
   filter_expression?: string | null
   mask_expression?: string | null
+  /** Required on `aggregation`, 2 to 1,000,000; refused on other types. */
+  min_group_size?: number | null
+  /** `aggregation` only: value-revealing aggregates to allow (docs/policies.md#aggregation). */
+  allowed_aggregates?: string[] | null
   decision_function_id?: string | null
   is_enabled?: boolean | null
   enforcement?: PolicyEnforcement | null
@@ -86,6 +95,8 @@ function snapshot(r: Row) {
     targets: r.targets,
     filter_expression: r.filterExpression,
     mask_expression: r.maskExpression,
+    min_group_size: r.minGroupSize,
+    allowed_aggregates: r.allowedAggregates,
     decision_function_id: r.decisionFunctionId,
     is_enabled: r.isEnabled,
     enforcement: r.enforcement,
@@ -110,6 +121,8 @@ export class PoliciesService {
       targets,
       filterExpression: body.filter_expression ?? null,
       maskExpression: body.mask_expression ?? null,
+      minGroupSize: body.min_group_size ?? null,
+      allowedAggregates: body.allowed_aggregates ?? null,
     })
     return this.#ctx.mutate(actorId, async (m) => {
       await checkDecisionFunction(m.tx, body.decision_function_id)
@@ -125,6 +138,11 @@ export class PoliciesService {
               targets: normalizeTargets(body.policy_type, targets),
               filterExpression: body.filter_expression ?? null,
               maskExpression: body.mask_expression ?? null,
+              minGroupSize: body.min_group_size ?? null,
+              allowedAggregates: normalizeAllowedAggregates(
+                body.policy_type,
+                body.allowed_aggregates,
+              ),
               decisionFunctionId: body.decision_function_id ?? null,
               isEnabled: body.is_enabled ?? true,
               enforcement: body.enforcement ?? 'enforce',
@@ -217,6 +235,11 @@ export class PoliciesService {
         keep(body.filter_expression, current.filterExpression, policyType === 'row_filter') ?? null,
       maskExpression:
         keep(body.mask_expression, current.maskExpression, policyType === 'column_mask') ?? null,
+      minGroupSize:
+        keep(body.min_group_size, current.minGroupSize, policyType === 'aggregation') ?? null,
+      allowedAggregates:
+        keep(body.allowed_aggregates, current.allowedAggregates, policyType === 'aggregation') ??
+        null,
     }
     await checkShape(this.#ctx.db, merged)
     return this.#ctx.mutate(actorId, async (m) => {
@@ -232,6 +255,8 @@ export class PoliciesService {
               targets: normalizeTargets(policyType, merged.targets),
               filterExpression: merged.filterExpression,
               maskExpression: merged.maskExpression,
+              minGroupSize: merged.minGroupSize,
+              allowedAggregates: normalizeAllowedAggregates(policyType, merged.allowedAggregates),
               decisionFunctionId:
                 body.decision_function_id === undefined
                   ? current.decisionFunctionId
@@ -345,6 +370,8 @@ export class PoliciesService {
       targets: normalizeTargets(row.policyType as PolicyType, row.targets),
       filter_expression: row.filterExpression,
       mask_expression: row.maskExpression,
+      min_group_size: row.minGroupSize,
+      allowed_aggregates: row.allowedAggregates,
       decision_function_id: row.decisionFunctionId,
       decision_function: fn
         ? {

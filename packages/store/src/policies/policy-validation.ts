@@ -1,5 +1,12 @@
 // What a policy body must be: fields, shape by type, expressions, mask types, its decision function.
-import type { PolicyTarget, PolicyType } from '@palisade/core'
+import {
+  MAX_ALLOWED_AGGREGATES,
+  MIN_GROUP_SIZE,
+  type PolicyTarget,
+  type PolicyType,
+  STATISTIC_AGGREGATES,
+  VALUE_REVEALING_AGGREGATES,
+} from '@palisade/core'
 import { eq } from 'drizzle-orm'
 import * as v from 'valibot'
 import { ensureParser } from '../kernel/core-bridge.js'
@@ -57,6 +64,28 @@ export const policyTargetSchema = v.object({
   ),
 })
 const expression = v.nullish(boundedString(0, 10_000))
+// Bounds and names here too, so the OpenAPI document gives them; the type each field belongs
+// to, and repeats, are core's shape check (validatePolicy).
+const groupSizeRange = `must be an integer from ${MIN_GROUP_SIZE.min} to 1,000,000`
+const minGroupSize = v.nullish(
+  v.pipe(
+    v.number('expected an integer'),
+    v.minValue(MIN_GROUP_SIZE.min, groupSizeRange),
+    v.maxValue(MIN_GROUP_SIZE.max, groupSizeRange),
+  ),
+)
+const aggregateName = v.picklist(VALUE_REVEALING_AGGREGATES, (issue) => {
+  const name = String(issue.input)
+  return STATISTIC_AGGREGATES.has(name)
+    ? `lists ${name}, a statistic of the group that is always allowed: list only value-revealing aggregates`
+    : `lists ${name}, which is not a value-revealing aggregate (lowercase names such as min, max, array_agg)`
+})
+const allowedAggregates = v.nullish(
+  v.pipe(
+    v.array(aggregateName, 'expected an array of aggregate names'),
+    v.maxLength(MAX_ALLOWED_AGGREGATES, `at most ${MAX_ALLOWED_AGGREGATES} aggregates`),
+  ),
+)
 const fields = {
   name: policyName,
   policy_type: v.picklist(POLICY_TYPES, 'unknown policy_type'),
@@ -68,6 +97,8 @@ const fields = {
   description: v.nullish(boundedString(0, 1000)),
   filter_expression: expression,
   mask_expression: expression,
+  min_group_size: minGroupSize,
+  allowed_aggregates: allowedAggregates,
   decision_function_id: v.nullish(uuidString),
   is_enabled: v.nullish(v.boolean('expected a boolean')),
   enforcement: v.nullish(v.picklist(POLICY_ENFORCEMENTS, 'expected enforce or shadow')),
@@ -107,6 +138,8 @@ export async function checkShape(
     targets: PolicyTarget[]
     filterExpression: string | null
     maskExpression: string | null
+    minGroupSize: number | null
+    allowedAggregates: readonly string[] | null
   },
 ): Promise<void> {
   const core = await ensureParser()
@@ -115,6 +148,8 @@ export async function checkShape(
     targets: p.targets,
     filterExpression: p.filterExpression,
     maskExpression: p.maskExpression,
+    minGroupSize: p.minGroupSize,
+    allowedAggregates: p.allowedAggregates,
   })
   if (!result.ok) {
     throw new StoreError(
@@ -205,7 +240,7 @@ export function normalizeTargets(
   type: PolicyType,
   targets: readonly PolicyTarget[],
 ): PolicyTarget[] {
-  const noColumns = type === 'row_filter' || type === 'table_deny'
+  const noColumns = type === 'row_filter' || type === 'table_deny' || type === 'aggregation'
   const all = ['*']
   return targets.map((t) => {
     // A tag target keeps its tags; the name patterns it left out match everything.
@@ -217,4 +252,15 @@ export function normalizeTargets(
       ...(tagged ? { tags: [...new Set(t.tags)].sort() } : {}),
     }
   })
+}
+
+/**
+ * `allowed_aggregates` as stored: sorted on an aggregation policy (`[]` when none is allowed),
+ * null on every other type.
+ */
+export function normalizeAllowedAggregates(
+  type: PolicyType,
+  names: readonly string[] | null | undefined,
+): string[] | null {
+  return type === 'aggregation' ? [...(names ?? [])].sort() : null
 }

@@ -52,6 +52,8 @@ export const policyAnswer = answerOf<Policy>()(
     targets: v.array(storedTarget),
     filter_expression: nullableString,
     mask_expression: nullableString,
+    min_group_size: v.nullable(v.number()),
+    allowed_aggregates: v.nullable(v.array(v.string())),
     decision_function_id: nullableId,
     decision_function: v.nullable(
       v.strictObject({

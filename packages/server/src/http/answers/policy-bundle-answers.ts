@@ -101,6 +101,8 @@ export const policyBundleAnswer = answerOf<PolicyBundle>()(
         targets: v.array(v.unknown()),
         filter_expression: nullableString,
         mask_expression: nullableString,
+        min_group_size: v.optional(v.number()),
+        allowed_aggregates: v.optional(v.array(v.string())),
         decision_function: nullableString,
         is_enabled: v.boolean(),
         enforcement: v.picklist(['enforce', 'shadow']),
