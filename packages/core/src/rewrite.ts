@@ -1,3 +1,4 @@
+import { enforceProjection } from './analyze/projection-check.js'
 import { QueryAnalyzer } from './analyze/query-analyzer.js'
 import type { QueryFacts } from './analyze/query-facts.js'
 import { checkSelectedColumns } from './analyze/selected-columns-check.js'
@@ -196,9 +197,10 @@ function rewriteQuery(
       if (!applied.has(entry.policy_id)) applied.set(entry.policy_id, entry)
   }
   checkSelectedColumns(query, analysis, plans)
+  const projected = enforceProjection(query, analysis, plans)
   session.catalogListsRead.clear()
   session.catalogProbes = namesCatalogKeys(analysis.pushdowns)
-  const rewritten = withCatalogLists(wrapScans(query, session, analysis, plans), session)
+  const rewritten = withCatalogLists(wrapScans(projected, session, analysis, plans), session)
   const replaced = replaceQuery(stmt, classified, rewritten)
   if (classified.kind !== StatementKind.Explain) {
     return {
