@@ -1,5 +1,12 @@
 import { expect, it } from 'vitest'
 import { rewrite } from '../../src/rewrite.js'
+import type { CompiledSession } from '../../src/session/compiled-session.js'
+import {
+  REDACTED_UPSTREAM_MESSAGE,
+  scrubUpstreamError,
+  type UpstreamErrorFields,
+} from '../../src/upstream-error.js'
+import type { TestDatabase } from '../fixtures/databases.js'
 import { describeOnDatabases } from '../fixtures/databases.js'
 import { makeSession, policy, run, runError } from '../fixtures/session.js'
 
@@ -167,6 +174,29 @@ const refused: [string, string][] = [
   ['through a cursor', 'DECLARE k CURSOR FOR SELECT ssn FROM customers'],
 ]
 
+/** Runs the rewritten SQL and returns the upstream error as the client would get it. */
+async function clientError(db: TestDatabase, session: CompiledSession, sql: string) {
+  const [statement] = rewrite(sql, session).statements
+  try {
+    await db.query(statement?.sql ?? '')
+  } catch (error) {
+    return scrubUpstreamError(error as UpstreamErrorFields, { session, originalSql: sql })
+  }
+  throw new Error(`expected an upstream error for ${sql}`)
+}
+
+/** Filters that make PostgreSQL quote the constrained column's value in its error. */
+const valueProbes = [
+  ['integer cast', 'SELECT id FROM customers WHERE ssn::int = 1'],
+  ['smallint of digits', "SELECT id FROM customers WHERE replace(ssn, '-', '')::smallint = 1"],
+  ['date', 'SELECT id FROM customers WHERE ssn::date IS NULL'],
+  ['json', "SELECT id FROM customers WHERE ('x' || ssn)::json IS NULL"],
+  ['numeric', 'SELECT id FROM customers ORDER BY ssn::numeric'],
+  ['chr of the digits', "SELECT id FROM customers WHERE chr(replace(ssn, '-', '')::int) = 'x'"],
+  ['interval', "SELECT count(*) FROM customers WHERE (ssn || ' days')::interval IS NULL"],
+  ['boolean in FILTER', 'SELECT count(*) FILTER (WHERE ssn::boolean) FROM customers'],
+] as const
+
 describeOnDatabases('projection policies', (db) => {
   it.each(allowed)('%s is allowed and returns the right rows', async (_name, sql, expected) => {
     const session = await makeSession(db().catalog, { policies: [projectSsn] })
@@ -239,5 +269,37 @@ describeOnDatabases('projection policies', (db) => {
     ])
     const [statement] = rewrite('SELECT * FROM customers', session).statements
     expect(await db().columns(statement?.sql ?? '')).toContain('ssn')
+  })
+
+  it.each(valueProbes)(
+    'an upstream error of a %s filter does not quote the value',
+    async (_name, sql) => {
+      const session = await makeSession(db().catalog, { policies: [projectSsn] })
+      const scrubbed = await clientError(db(), session, sql)
+      const text = JSON.stringify(scrubbed)
+      for (const value of ['111', '222', '333', '11-1111', '111111111']) {
+        expect(text, sql).not.toContain(value)
+      }
+      // Redacted, or a message that names the failure without a value (json: the token is in DETAIL).
+      if (scrubbed.message !== REDACTED_UPSTREAM_MESSAGE)
+        expect(scrubbed.message).not.toMatch(/["\d]/)
+      expect(scrubbed.detail).toBeUndefined()
+      expect(scrubbed.code).not.toBe('XX000')
+      // Without the policy the same error shows the value: the probe itself works.
+      const plain = await makeSession(db().catalog, { policies: [] })
+      expect(JSON.stringify(await clientError(db(), plain, sql))).toMatch(/1{3}|2{3}|3{3}/)
+    },
+  )
+
+  it('keeps errors that quote nothing but what the user wrote, or no value at all', async () => {
+    const session = await makeSession(db().catalog, { policies: [projectSsn] })
+    expect((await clientError(db(), session, "SELECT 'abc'::int FROM customers")).message).toBe(
+      'invalid input syntax for type integer: "abc"',
+    )
+    expect((await clientError(db(), session, 'SELECT nme FROM customers')).message).toBe(
+      'column "nme" does not exist',
+    )
+    const zero = 'SELECT id FROM customers WHERE 1 / (length(ssn) - 11) = 1'
+    expect((await clientError(db(), session, zero)).message).toBe('division by zero')
   })
 })
