@@ -20,6 +20,7 @@ export const COLUMN_POLICY_TYPES: ReadonlySet<PolicyType> = new Set([
   'column_mask',
   'column_allow',
   'column_deny',
+  'projection',
 ])
 
 /** Whether `tag` is `pattern` or lies below it in the hierarchy. */
