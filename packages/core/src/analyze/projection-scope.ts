@@ -102,18 +102,19 @@ function findBare(
   hit: (taint: Taint | undefined, level: number) => void,
 ): boolean {
   for (let i = levels.length - 1; i >= 0; i--) {
-    let found = false
-    for (const relation of (levels[i] as ScopeLevel).relations) {
+    const relations = (levels[i] as ScopeLevel).relations
+    const known = relations.some((r) => r.columns?.some((c) => c.name === name))
+    for (const relation of relations) {
+      // Beside a known match, an opaque item with the name would make it ambiguous (an error).
       if (!relation.columns) {
-        hit(relation.opaqueTaint, i)
+        if (!known) hit(relation.opaqueTaint, i)
         continue
       }
       for (const column of relation.columns) {
-        if (column.name === name) found = true
         if (column.name === name || column.name === undefined) hit(column.taint, i)
       }
     }
-    if (found) return true
+    if (known) return true
   }
   return false
 }

@@ -86,6 +86,21 @@ const allowed: [string, string, unknown[]][] = [
     [{ id: 4 }],
   ],
   [
+    'a set-returning function of it joined, not output',
+    'SELECT count(*)::int AS n FROM customers c, generate_series(1, length(c.ssn)) g WHERE c.id = 1',
+    [{ n: 11 }],
+  ],
+  [
+    'a VALUES column of the same name',
+    'SELECT v.ssn FROM (VALUES (7)) v(ssn), customers c WHERE c.id = 1',
+    [{ ssn: 7 }],
+  ],
+  [
+    'a catalog relation beside it',
+    "SELECT c.id FROM pg_catalog.pg_namespace n, customers c WHERE n.nspname = 'public' AND c.ssn LIKE '1%'",
+    [{ id: 1 }],
+  ],
+  [
     'a filtering scalar subquery in the select list',
     "SELECT (SELECT count(*) FROM customers WHERE ssn LIKE '1%')::int AS n",
     [{ n: 1 }],
@@ -157,6 +172,23 @@ const refused: [string, string][] = [
   ['INTERSECT', 'SELECT ssn FROM customers INTERSECT SELECT ssn FROM customers'],
   ['LATERAL subquery', 'SELECT l.x FROM customers c, LATERAL (SELECT c.ssn AS x) l'],
   ['LATERAL function', 'SELECT x FROM customers c, unnest(ARRAY[c.ssn]) AS x'],
+  [
+    'set-returning function output',
+    'SELECT g FROM customers c, generate_series(1, length(c.ssn)) g',
+  ],
+  [
+    'function of a sublink in FROM',
+    'SELECT * FROM unnest((SELECT array_agg(ssn) FROM customers)) u',
+  ],
+  [
+    'correlated CTE in a sublink',
+    'SELECT (WITH x AS (SELECT c.ssn AS v) SELECT v FROM x) FROM customers c',
+  ],
+  ['unnamed derived column', "SELECT s.x FROM (SELECT ssn || '' FROM customers) s(x)"],
+  ['whole row of a derived table', 'SELECT json_agg(s) FROM (SELECT id, ssn FROM customers) s'],
+  ['IS NULL as a value', 'SELECT ssn IS NULL FROM customers'],
+  ['pg_typeof', 'SELECT pg_typeof(ssn) FROM customers'],
+  ['catalog relation beside it', 'SELECT ssn FROM pg_catalog.pg_class, customers c'],
   [
     'set-returning function in FROM',
     "SELECT * FROM customers c, regexp_split_to_table(c.ssn, '-') p",
@@ -244,6 +276,18 @@ describeOnDatabases('projection policies', (db) => {
       ],
       ['SELECT x.* FROM customers AS x(a, b)', ['a', 'b', 'name', 'email', 'region']],
       ['TABLE customers', ['id', 'tenant_id', 'name', 'email', 'region']],
+      [
+        'SELECT * FROM customers UNION ALL SELECT * FROM customers',
+        ['id', 'tenant_id', 'name', 'email', 'region'],
+      ],
+      [
+        'SELECT * FROM customers c, LATERAL (SELECT c.ssn, 1 AS one) l',
+        ['id', 'tenant_id', 'name', 'email', 'region', 'one'],
+      ],
+      [
+        'SELECT * FROM (VALUES (1)) v(ssn), customers c WHERE false',
+        ['ssn', 'id', 'tenant_id', 'name', 'email', 'region'],
+      ],
     ]
     for (const [sql, expected] of cases) {
       const [statement] = rewrite(sql, session).statements
