@@ -12,7 +12,7 @@ import {
   type Taint,
   wholeRowTaint,
 } from './projection-scope.js'
-import { expandStar, outputName } from './projection-star.js'
+import { expandStar, mergedStar, outputName } from './projection-star.js'
 import type { QueryAnalysis } from './query-analyzer.js'
 
 /**
@@ -40,7 +40,7 @@ export function enforceProjection(
   const select = bodyOf<Pg.SelectStmt>(query, 'SelectStmt')
   if (!any || !select) return query
   const check = new ProjectionCheck(analysis, plans, any)
-  const result = check.block(select, { levels: [], ctes: new Map() }, true)
+  const result = check.block(select, { levels: [], ctes: new Map() })
   const leak = result.columns.find((c) => c.taint)?.taint ?? result.opaqueTaint
   if (leak) throw projectionError(leak)
   return check.expanded(query)
@@ -85,6 +85,8 @@ class ProjectionCheck {
   readonly #any: Taint
   /** The blocks being analyzed, outermost first, for correlated references. */
   #frames: Frame[] = []
+  /** Whether stars are written out: not inside a view's definition, which this does not rewrite. */
+  #expand = true
   /** Select lists with their stars written out, by the SelectStmt body they belong to. */
   readonly #expansions = new Map<object, AstNode[]>()
 
@@ -94,24 +96,23 @@ class ProjectionCheck {
     this.#any = any
   }
 
-  /** `expand`: record the written-out stars (false inside a view's definition, which is not rewritten here). */
-  block(select: Pg.SelectStmt, outer: Scope, expand: boolean): BlockResult {
+  block(select: Pg.SelectStmt, outer: Scope): BlockResult {
     const frame: Frame = { depth: outer.levels.length, outerTaint: undefined }
     this.#frames.push(frame)
     try {
-      const ctes = select.withClause ? this.#with(select.withClause, outer, expand) : outer.ctes
+      const ctes = select.withClause ? this.#with(select.withClause, outer) : outer.ctes
       const scope: Scope = { levels: outer.levels, ctes }
-      const result = this.#body(select, scope, expand)
+      const result = this.#body(select, scope)
       return { ...result, outerTaint: frame.outerTaint }
     } finally {
       this.#frames.pop()
     }
   }
 
-  #body(select: Pg.SelectStmt, scope: Scope, expand: boolean): Omit<BlockResult, 'outerTaint'> {
+  #body(select: Pg.SelectStmt, scope: Scope): Omit<BlockResult, 'outerTaint'> {
     if (select.op !== undefined && select.op !== 'SETOP_NONE') {
-      const left = this.block(select.larg as Pg.SelectStmt, scope, expand)
-      const right = this.block(select.rarg as Pg.SelectStmt, scope, expand)
+      const left = this.block(select.larg as Pg.SelectStmt, scope)
+      const right = this.block(select.rarg as Pg.SelectStmt, scope)
       this.#value(
         [select.sortClause, select.limitCount, select.limitOffset],
         scope,
@@ -122,7 +123,7 @@ class ProjectionCheck {
     if (select.valuesLists) return this.#values(select.valuesLists, scope)
     const level: ScopeLevel = { relations: [], stars: [] }
     const inner: Scope = { levels: [...scope.levels, level], ctes: scope.ctes }
-    for (const item of select.fromClause ?? []) this.#fromItem(item, level, inner, scope, expand)
+    for (const item of select.fromClause ?? []) this.#fromItem(item, level, inner, scope)
     for (const key of FILTER_CLAUSES) this.#value(select[key], inner, false)
     const columns: ScopeColumn[] = []
     let exact = true
@@ -134,7 +135,12 @@ class ProjectionCheck {
       const target = bodyOf<Pg.ResTarget>(item, 'ResTarget')
       const names = stringsOf(bodyOf<Pg.ColumnRef>(target?.val, 'ColumnRef')?.fields)
       if (names[names.length - 1] === '*') {
-        const star = expandStar(names, inner.levels, (taint, at) => this.#hit(taint, at), expand)
+        const star = expandStar(
+          names,
+          inner.levels,
+          (taint, at) => this.#hit(taint, at),
+          this.#expand,
+        )
         columns.push(...star.columns)
         if (!star.exact) {
           exact = false
@@ -174,7 +180,7 @@ class ProjectionCheck {
   }
 
   /** The CTEs of a WITH, each with the columns its query outputs; a recursive one until its taint settles. */
-  #with(clause: Pg.WithClause, outer: Scope, expand: boolean): Map<string, ScopeRelation> {
+  #with(clause: Pg.WithClause, outer: Scope): Map<string, ScopeRelation> {
     const ctes = new Map(outer.ctes)
     for (const node of clause.ctes ?? []) {
       const cte = bodyOf<Pg.CommonTableExpr>(node, 'CommonTableExpr')
@@ -186,24 +192,24 @@ class ProjectionCheck {
       const recursive = clause.recursive && query.op !== undefined && query.op !== 'SETOP_NONE'
       let relation: ScopeRelation
       if (recursive) {
-        relation = relationOf(this.block(query.larg as Pg.SelectStmt, scope, expand), name, aliases)
+        relation = relationOf(this.block(query.larg as Pg.SelectStmt, scope), name, aliases)
         // Taint only grows, one column at a time at most per round.
         for (let round = 0; ; round++) {
           ctes.set(name, relation)
-          const next = relationOf(this.block(query, scope, expand), name, aliases)
+          const next = relationOf(this.block(query, scope), name, aliases)
           if (sameTaint(next, relation)) break
           relation = next
           if (round > (next.columns?.length ?? 0) + 1) throw projectionError(this.#any)
         }
       } else {
-        relation = relationOf(this.block(query, scope, expand), name, aliases)
+        relation = relationOf(this.block(query, scope), name, aliases)
       }
       ctes.set(name, withSearchColumns(relation, cte))
     }
     return ctes
   }
 
-  #fromItem(item: AstNode, level: ScopeLevel, scope: Scope, outer: Scope, expand: boolean): void {
+  #fromItem(item: AstNode, level: ScopeLevel, scope: Scope, outer: Scope): void {
     const tag = tagOf(item)
     const add = (relation: ScopeRelation): void => {
       level.relations.push(relation)
@@ -221,7 +227,7 @@ class ProjectionCheck {
       const sub = bodyOf<Pg.RangeSubselect>(item, 'RangeSubselect') as Pg.RangeSubselect
       const query = bodyOf<Pg.SelectStmt>(sub.subquery, 'SelectStmt')
       if (!query) throw projectionError(this.#any)
-      const result = this.block(query, sub.lateral ? scope : outer, expand)
+      const result = this.block(query, sub.lateral ? scope : outer)
       add(relationOf(result, sub.alias?.aliasname, stringsOf(sub.alias?.colnames)))
       return
     }
@@ -237,17 +243,17 @@ class ProjectionCheck {
       return
     }
     if (tag === 'JoinExpr') {
-      this.#join(bodyOf<Pg.JoinExpr>(item, 'JoinExpr') as Pg.JoinExpr, level, scope, outer, expand)
+      this.#join(bodyOf<Pg.JoinExpr>(item, 'JoinExpr') as Pg.JoinExpr, level, scope, outer)
       return
     }
     throw projectionError(this.#any)
   }
 
-  #join(join: Pg.JoinExpr, level: ScopeLevel, scope: Scope, outer: Scope, expand: boolean): void {
+  #join(join: Pg.JoinExpr, level: ScopeLevel, scope: Scope, outer: Scope): void {
     const start = level.stars.length
-    this.#fromItem(join.larg as AstNode, level, scope, outer, expand)
+    this.#fromItem(join.larg as AstNode, level, scope, outer)
     const middle = level.stars.length
-    this.#fromItem(join.rarg as AstNode, level, scope, outer, expand)
+    this.#fromItem(join.rarg as AstNode, level, scope, outer)
     this.#value(join.quals, scope, false)
     const left = level.stars.slice(start, middle)
     const right = level.stars.slice(middle)
@@ -255,7 +261,7 @@ class ProjectionCheck {
     const using = stringsOf(join.usingClause)
     const merged = join.isNatural || using.length > 0
     if (merged) {
-      const natural = join.isNatural ? naturalColumns(left, right) : using
+      const mergedNames = natural(join, left, right)
       // A merged column takes either side's value: both sides' taint.
       const taintOf = (name: string): Taint | undefined => {
         for (const r of members) {
@@ -266,7 +272,7 @@ class ProjectionCheck {
         }
         return undefined
       }
-      const columns = natural?.map((name) => ({ name, taint: taintOf(name) }))
+      const columns = mergedNames?.map((name) => ({ name, taint: taintOf(name) }))
       const relation: ScopeRelation = {
         name: undefined,
         columns,
@@ -278,8 +284,15 @@ class ProjectionCheck {
       }
     }
     if (!join.alias && !merged) return
-    // A join alias or merged columns: its `*` is not written out here, so it is one opaque item.
     level.stars.splice(start)
+    const written = join.alias
+      ? undefined
+      : mergedStar(join, left, right, natural(join, left, right))
+    if (written) {
+      level.stars.push(written)
+      return
+    }
+    // A join alias, or merged columns over sides this does not write out: one opaque item.
     const whole: ScopeRelation = {
       name: join.alias?.aliasname,
       columns: undefined,
@@ -328,9 +341,12 @@ class ProjectionCheck {
     if (!plan || !body || view?.kind !== 'expand') throw projectionError(this.#any)
     // The definition is a query of its own: no enclosing block, no CTE of the user's.
     const frames = this.#frames
+    const expand = this.#expand
     this.#frames = []
-    const result = this.block(body, { levels: [], ctes: new Map() }, false)
+    this.#expand = false
+    const result = this.block(body, { levels: [], ctes: new Map() })
     this.#frames = frames
+    this.#expand = expand
     const defined = relationOf(result, undefined, view.columnNames ?? [])
     const own = (column: string): Taint | undefined =>
       plan.projected.has(column) ? { column, table: plan.table.name } : undefined
@@ -381,7 +397,7 @@ class ProjectionCheck {
       case 'SubLink':
         return this.#sublink(body as Pg.SubLink, scope, flows)
       case 'SelectStmt': {
-        const result = this.block(body as Pg.SelectStmt, scope, true)
+        const result = this.block(body as Pg.SelectStmt, scope)
         return flows ? (blockTaint(result) ?? result.outerTaint) : undefined
       }
       case 'FuncCall': {
@@ -413,7 +429,7 @@ class ProjectionCheck {
     const test = this.#value(link.testexpr, scope, flows)
     const query = bodyOf<Pg.SelectStmt>(link.subselect, 'SelectStmt')
     if (!query) return flows ? (test ?? this.#any) : undefined
-    const result = this.block(query, scope, true)
+    const result = this.block(query, scope)
     if (!flows) return undefined
     const outputs = link.subLinkType === 'EXISTS_SUBLINK' ? undefined : blockTaint(result)
     return test ?? outputs ?? result.outerTaint
@@ -502,6 +518,15 @@ function withSearchColumns(relation: ScopeRelation, cte: Pg.CommonTableExpr): Sc
   if (added.length === 0 || !relation.columns) return relation
   const taint = wholeRowTaint(relation)
   return { ...relation, columns: [...relation.columns, ...added.map((name) => ({ name, taint }))] }
+}
+
+/** The columns a USING or NATURAL join merges, or undefined when they are not known here. */
+function natural(
+  join: Pg.JoinExpr,
+  left: readonly ScopeRelation[],
+  right: readonly ScopeRelation[],
+): string[] | undefined {
+  return join.isNatural ? naturalColumns(left, right) : stringsOf(join.usingClause)
 }
 
 /** The columns a NATURAL join merges, or undefined when a side's columns are not known. */

@@ -1,3 +1,4 @@
+import type { AstNode } from '../ast/node.js'
 import { PolicyDeniedError } from '../errors.js'
 
 /** The projection-constrained column a value is computed from. */
@@ -27,6 +28,8 @@ export interface ScopeRelation {
   readonly name: string | undefined
   readonly columns: readonly ScopeColumn[] | undefined
   readonly opaqueTaint: Taint | undefined
+  /** How a `*` writes each column out, where it is not `name.column` (a USING join's). */
+  readonly written?: readonly AstNode[]
 }
 
 /** The FROM items of one query level. */

@@ -63,27 +63,19 @@ export function expandStar(
   const kept: ScopeColumn[] = []
   for (const relation of items) {
     const taint = wholeRowTaint(relation)
-    if (relation.name === undefined) throw projectionError(taint ?? tainted)
-    if (!taint) {
+    if (!taint && relation.name !== undefined) {
       replacement.push(resTarget(qualifiedStar(relation.name)))
       if (relation.columns) kept.push(...relation.columns)
       else exact = false
       continue
     }
-    const written = relation.columns?.map((c) => c.name)
-    if (
-      !relation.columns ||
-      !written ||
-      written.some((n) => n === undefined) ||
-      new Set(written).size !== written.length
-    ) {
-      throw projectionError(taint)
-    }
-    for (const column of relation.columns) {
-      if (column.taint) continue
-      replacement.push(resTarget(qualifiedColumn(relation.name, column.name as string)))
+    const targets = relation.written ?? writtenColumns(relation)
+    if (!relation.columns || !targets) throw projectionError(taint ?? tainted)
+    relation.columns.forEach((column, i) => {
+      if (column.taint) return
+      replacement.push(targets[i] as AstNode)
       kept.push(column)
-    }
+    })
   }
   return {
     columns: kept,
@@ -92,6 +84,62 @@ export function expandStar(
     replacement,
     dropped: tainted,
   }
+}
+
+/** `name.column` for each column, when the relation has a name and unique, known column names. */
+function writtenColumns(relation: ScopeRelation): AstNode[] | undefined {
+  const names = relation.columns?.map((c) => c.name)
+  const name = relation.name
+  if (name === undefined || !names || names.some((n) => n === undefined)) return undefined
+  if (new Set(names).size !== names.length) return undefined
+  return names.map((column) => resTarget(qualifiedColumn(name, column as string)))
+}
+
+/**
+ * The `*` of a join with USING or NATURAL between two named relations, as PostgreSQL orders it:
+ * the merged columns first (the left side's value for an inner or left join, the right side's
+ * for a right join, `coalesce` of both for a full join, `alias.column` under `USING (…) AS
+ * alias`), then each side's other columns. Undefined where that cannot be written exactly.
+ */
+export function mergedStar(
+  join: Pg.JoinExpr,
+  left: readonly ScopeRelation[],
+  right: readonly ScopeRelation[],
+  merged: readonly string[] | undefined,
+): ScopeRelation | undefined {
+  const [l, r] = [left[0], right[0]]
+  if (left.length !== 1 || right.length !== 1 || !l || !r || !merged) return undefined
+  const lWritten = writtenColumns(l)
+  const rWritten = writtenColumns(r)
+  if (!lWritten || !rWritten || !l.columns || !r.columns) return undefined
+  const lName = l.name as string
+  const rName = r.name as string
+  const using = join.join_using_alias?.aliasname
+  const columns: ScopeColumn[] = []
+  const written: AstNode[] = []
+  for (const name of merged) {
+    const lc = l.columns.find((c) => c.name === name)
+    const rc = r.columns.find((c) => c.name === name)
+    if (!lc || !rc) return undefined
+    columns.push({ name, taint: lc.taint ?? rc.taint })
+    if (using !== undefined) written.push(resTarget(qualifiedColumn(using, name)))
+    else if (join.jointype === 'JOIN_FULL') {
+      const args = [qualifiedColumn(lName, name), qualifiedColumn(rName, name)]
+      written.push(resTarget({ CoalesceExpr: { args } } as AstNode, name))
+    } else {
+      const side = join.jointype === 'JOIN_RIGHT' ? rName : lName
+      written.push(resTarget(qualifiedColumn(side, name)))
+    }
+  }
+  const rest = (relation: ScopeRelation, targets: readonly AstNode[]) =>
+    relation.columns?.forEach((column, i) => {
+      if (merged.includes(column.name as string)) return
+      columns.push(column)
+      written.push(targets[i] as AstNode)
+    })
+  rest(l, lWritten)
+  rest(r, rWritten)
+  return { name: undefined, columns, opaqueTaint: undefined, written }
 }
 
 function qualifiedStar(name: string): AstNode {

@@ -197,7 +197,10 @@ const refused: [string, string][] = [
   ['USING merged column', 'SELECT ssn FROM customers a JOIN customers b USING (ssn)'],
   ['NATURAL join', 'SELECT ssn FROM customers NATURAL JOIN customers'],
   ['join alias', 'SELECT j.ssn FROM (customers a JOIN orders o ON o.customer_id = a.id) AS j'],
-  ['star over a USING join', 'SELECT * FROM customers a JOIN customers b USING (id)'],
+  [
+    'star over an aliased join',
+    'SELECT * FROM (customers a JOIN orders o ON o.customer_id = a.id) j',
+  ],
   ['composite field of a row', 'SELECT (r).f2 FROM (SELECT ROW(id, ssn) AS r FROM customers) s'],
   ['subscripted array', 'SELECT (ARRAY[ssn])[1] FROM customers'],
   ['format', "SELECT format('%s', ssn) FROM customers"],
@@ -292,6 +295,29 @@ describeOnDatabases('projection policies', (db) => {
     for (const [sql, expected] of cases) {
       const [statement] = rewrite(sql, session).statements
       expect(await db().columns(statement?.sql ?? ''), sql).toEqual(expected)
+    }
+  })
+
+  it('a star over a USING or NATURAL join puts the merged columns first, as PostgreSQL does', async () => {
+    const session = await makeSession(db().catalog, { policies: [projectSsn] })
+    const plain = await makeSession(db().catalog, { policies: [] })
+    for (const sql of [
+      'SELECT * FROM customers a JOIN customers b USING (id) ORDER BY 1',
+      'SELECT * FROM customers a LEFT JOIN orders b USING (id, tenant_id) ORDER BY 1',
+      'SELECT * FROM orders b RIGHT JOIN customers a USING (id) ORDER BY 1',
+      'SELECT * FROM customers a FULL JOIN orders b USING (id) ORDER BY 1',
+      'SELECT * FROM customers a JOIN customers b USING (ssn) ORDER BY 1',
+      'SELECT * FROM customers a JOIN orders b USING (id) AS j ORDER BY 1',
+      'SELECT * FROM customers NATURAL JOIN orders ORDER BY 1',
+      'SELECT b.*, a.* FROM customers a JOIN orders b USING (id) ORDER BY 1',
+    ]) {
+      const [statement] = rewrite(sql, session).statements
+      const [reference] = rewrite(sql, plain).statements
+      const expected = (await db().columns(reference?.sql ?? '')).filter((c) => c !== 'ssn')
+      expect(await db().columns(statement?.sql ?? ''), sql).toEqual(expected)
+      const rows = (await db().query(statement?.sql ?? '')).rows
+      expect(rows.length, sql).toBe((await db().query(reference?.sql ?? '')).rows.length)
+      expect(JSON.stringify(rows), sql).not.toMatch(/\d{3}-\d{2}-\d{4}/)
     }
   })
 
