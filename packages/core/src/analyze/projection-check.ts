@@ -1,4 +1,4 @@
-import { mapTree, type NodeMapper } from '../ast/map-tree.js'
+import { mapFields, mapTree, type NodeMapper } from '../ast/map-tree.js'
 import { type AstNode, bodyOf, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
 import type { TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
@@ -462,7 +462,15 @@ class ProjectionCheck {
       }
       return out ?? select
     }
+    const renames = this.#analysis.cteRenames as Map<object, string>
     const mapper: NodeMapper = (node, tag, body) => {
+      if (tag === 'CommonTableExpr') {
+        // A CTE to be renamed is known by its definition's identity (cte-renaming.ts).
+        const out = mapFields(body, mapper)
+        const rename = renames.get(body)
+        if (out !== body && rename !== undefined) renames.set(out, rename)
+        return out === body ? node : ({ CommonTableExpr: out } as AstNode)
+      }
       if (tag !== 'SelectStmt') return undefined
       const out = mapSelect(body)
       return out === body ? node : ({ SelectStmt: out } as AstNode)

@@ -280,6 +280,14 @@ describeOnDatabases('projection policies', (db) => {
       ['SELECT x.* FROM customers AS x(a, b)', ['a', 'b', 'name', 'email', 'region']],
       ['TABLE customers', ['id', 'tenant_id', 'name', 'email', 'region']],
       [
+        'WITH "Big Set" AS (SELECT * FROM customers) SELECT * FROM "Big Set"',
+        ['id', 'tenant_id', 'name', 'email', 'region'],
+      ],
+      [
+        'SELECT tableoid::regclass::text AS t, * FROM customers',
+        ['t', 'id', 'tenant_id', 'name', 'email', 'region'],
+      ],
+      [
         'SELECT * FROM customers UNION ALL SELECT * FROM customers',
         ['id', 'tenant_id', 'name', 'email', 'region'],
       ],
