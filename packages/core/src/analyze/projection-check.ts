@@ -172,7 +172,9 @@ class ProjectionCheck {
     for (const list of lists) {
       const items = bodyOf<Pg.List>(list, 'List')?.items ?? []
       items.forEach((item, i) => {
-        taints[i] ??= this.#value(item, scope, true)
+        // Every row is walked: its references may be correlated ones the blocks around need.
+        const taint = this.#value(item, scope, true)
+        taints[i] ??= taint
       })
     }
     const columns = taints.map((taint, i) => ({ name: `column${i + 1}`, taint }))
