@@ -96,10 +96,11 @@ function writtenColumns(relation: ScopeRelation): AstNode[] | undefined {
 }
 
 /**
- * The `*` of a join with USING or NATURAL between two named relations, as PostgreSQL orders it:
- * the merged columns first (the left side's value for an inner or left join, the right side's
- * for a right join, `coalesce` of both for a full join, `alias.column` under `USING (…) AS
- * alias`), then each side's other columns. Undefined where that cannot be written exactly.
+ * The `*` of a join with USING or NATURAL, as PostgreSQL orders it: the merged columns first
+ * (the left side's value for an inner or left join, the right side's for a right join,
+ * `coalesce` of both for a full join, `alias.column` under `USING (…) AS alias`), then each
+ * side's other columns. Either side may itself be a join whose `*` is written out. Undefined
+ * where that cannot be written exactly.
  */
 export function mergedStar(
   join: Pg.JoinExpr,
@@ -107,39 +108,59 @@ export function mergedStar(
   right: readonly ScopeRelation[],
   merged: readonly string[] | undefined,
 ): ScopeRelation | undefined {
-  const [l, r] = [left[0], right[0]]
-  if (left.length !== 1 || right.length !== 1 || !l || !r || !merged) return undefined
-  const lWritten = writtenColumns(l)
-  const rWritten = writtenColumns(r)
-  if (!lWritten || !rWritten || !l.columns || !r.columns) return undefined
-  const lName = l.name as string
-  const rName = r.name as string
+  const l = sideOf(left)
+  const r = sideOf(right)
+  if (!l || !r || !merged) return undefined
   const using = join.join_using_alias?.aliasname
   const columns: ScopeColumn[] = []
   const written: AstNode[] = []
   for (const name of merged) {
-    const lc = l.columns.find((c) => c.name === name)
-    const rc = r.columns.find((c) => c.name === name)
-    if (!lc || !rc) return undefined
+    const li = only(l.columns, name)
+    const ri = only(r.columns, name)
+    if (li === undefined || ri === undefined) return undefined
+    const [lc, rc] = [l.columns[li] as ScopeColumn, r.columns[ri] as ScopeColumn]
     columns.push({ name, taint: lc.taint ?? rc.taint })
+    const lv = targetValue(l.written[li])
+    const rv = targetValue(r.written[ri])
     if (using !== undefined) written.push(resTarget(qualifiedColumn(using, name)))
     else if (join.jointype === 'JOIN_FULL') {
-      const args = [qualifiedColumn(lName, name), qualifiedColumn(rName, name)]
-      written.push(resTarget({ CoalesceExpr: { args } } as AstNode, name))
-    } else {
-      const side = join.jointype === 'JOIN_RIGHT' ? rName : lName
-      written.push(resTarget(qualifiedColumn(side, name)))
-    }
+      written.push(resTarget({ CoalesceExpr: { args: [lv, rv] } } as AstNode, name))
+    } else written.push(resTarget(join.jointype === 'JOIN_RIGHT' ? rv : lv, name))
   }
-  const rest = (relation: ScopeRelation, targets: readonly AstNode[]) =>
-    relation.columns?.forEach((column, i) => {
+  for (const side of [l, r]) {
+    side.columns.forEach((column, i) => {
       if (merged.includes(column.name as string)) return
       columns.push(column)
-      written.push(targets[i] as AstNode)
+      written.push(side.written[i] as AstNode)
     })
-  rest(l, lWritten)
-  rest(r, rWritten)
+  }
   return { name: undefined, columns, opaqueTaint: undefined, written }
+}
+
+/** One side of a join, its items' columns in order with how each is written out. */
+function sideOf(
+  items: readonly ScopeRelation[],
+): { columns: ScopeColumn[]; written: AstNode[] } | undefined {
+  const columns: ScopeColumn[] = []
+  const written: AstNode[] = []
+  for (const item of items) {
+    const targets = item.written ?? writtenColumns(item)
+    if (!targets || !item.columns) return undefined
+    columns.push(...item.columns)
+    written.push(...targets)
+  }
+  return { columns, written }
+}
+
+/** The position of the one column with the name (PostgreSQL refuses a USING name found twice). */
+function only(columns: readonly ScopeColumn[], name: string): number | undefined {
+  const at = columns.findIndex((c) => c.name === name)
+  if (at < 0 || columns.findIndex((c, i) => i > at && c.name === name) >= 0) return undefined
+  return at
+}
+
+function targetValue(target: AstNode | undefined): AstNode {
+  return bodyOf<Pg.ResTarget>(target, 'ResTarget')?.val as AstNode
 }
 
 function qualifiedStar(name: string): AstNode {

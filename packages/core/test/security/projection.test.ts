@@ -318,6 +318,9 @@ describeOnDatabases('projection policies', (db) => {
       'SELECT * FROM customers a JOIN orders b USING (id) AS j ORDER BY 1',
       'SELECT * FROM customers NATURAL JOIN orders ORDER BY 1',
       'SELECT b.*, a.* FROM customers a JOIN orders b USING (id) ORDER BY 1',
+      'SELECT * FROM customers a JOIN orders b USING (id) JOIN payments p USING (id) ORDER BY 1',
+      'SELECT * FROM customers a JOIN orders b ON b.customer_id = a.id FULL JOIN refunds r USING (amount) ORDER BY 1',
+      'SELECT * FROM payments p RIGHT JOIN (customers a NATURAL JOIN orders b) USING (id) ORDER BY 1',
     ]) {
       const [statement] = rewrite(sql, session).statements
       const [reference] = rewrite(sql, plain).statements
