@@ -192,8 +192,14 @@ describe('projection policies through the policy machinery', () => {
       code: '42501',
       message: refusal('person', 'ssn'),
     })
-    // Conservative: the parent's plan does not tell its own constraints from its children's.
-    expect((await runError(db, session, 'SELECT ssn FROM ONLY person')).code).toBe('42501')
+    expect(await run(db, session, 'SELECT ssn FROM ONLY person')).toEqual([{ ssn: '111' }])
+    expect((await runError(db, session, 'SELECT ssn FROM student')).code).toBe('42501')
+    const onParent = policy('projection', {
+      target: { schemas: ['public'], tables: ['person'], columns: ['ssn'] },
+    })
+    const both = await makeSession(catalog, { policies: [onParent] })
+    expect((await runError(db, both, 'SELECT ssn FROM ONLY person')).code).toBe('42501')
+    expect((await runError(db, both, 'SELECT ssn FROM student')).code).toBe('42501')
     expect(await run(db, session, "SELECT name FROM person WHERE ssn = '333'")).toEqual([
       { name: 's1' },
     ])

@@ -1,5 +1,6 @@
 import { mapFields, mapTree, type NodeMapper } from '../ast/map-tree.js'
 import { type AstNode, bodyOf, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
+import { targetsMatchLineage } from '../policy/target-pattern.js'
 import type { TableEntry } from '../session/compiled-session.js'
 import type { ScanPlan } from '../session/scan-plan.js'
 import {
@@ -313,9 +314,11 @@ class ProjectionCheck {
       case 'table': {
         const plan = this.#plans.get(reference.entry)
         if (!plan) throw projectionError(this.#any)
+        // `ONLY` reads none of the children whose policies the plan's constraints include.
+        const projected = rv.inh === true ? plan.projected : ownProjected(reference.entry, plan)
         const columns = plan.columns.map((column) => ({
           name: column,
-          taint: plan.projected.has(column) ? { column, table: plan.table.name } : undefined,
+          taint: projected.has(column) ? { column, table: plan.table.name } : undefined,
         }))
         return renamed({ name, columns, opaqueTaint: undefined }, aliases)
       }
@@ -479,6 +482,22 @@ class ProjectionCheck {
     }
     return mapTree(query, mapper)
   }
+}
+
+/**
+ * A parent's constrained columns without its children's: those a projection policy of its own
+ * lineage constrains, unless that policy is known not to fire for this session.
+ */
+function ownProjected(entry: TableEntry, plan: ScanPlan): ReadonlySet<string> {
+  if (!entry.descendants?.length) return plan.projected
+  const table = plan.table
+  const lineage = [{ schema: table.schema, table: table.name }, ...(table.table.ancestors ?? [])]
+  const own = entry.policies.projections.filter((p) => p.state !== 'skipped')
+  return new Set(
+    [...plan.projected].filter((column) =>
+      own.some((p) => targetsMatchLineage(p.policy.targets, lineage, column)),
+    ),
+  )
 }
 
 function blockTaint(result: Omit<BlockResult, 'outerTaint'>): Taint | undefined {
