@@ -332,6 +332,25 @@ describeOnDatabases('projection policies', (db) => {
     }
   })
 
+  it('writes the star out the same way for a cursor, EXPLAIN and statements served by a template', async () => {
+    const session = await makeSession(db().catalog, { policies: [projectSsn] })
+    for (const id of [1, 2, 3]) {
+      const rows = await run(db(), session, `SELECT * FROM customers WHERE id = ${id}`)
+      expect(Object.keys(rows[0] ?? {}), String(id)).toEqual([
+        'id',
+        'tenant_id',
+        'name',
+        'email',
+        'region',
+      ])
+    }
+    const [cursor] = rewrite('DECLARE k CURSOR FOR SELECT * FROM customers', session).statements
+    expect(cursor?.sql).not.toMatch(/c(ustomers)?\.\*|SELECT \* FROM \(/)
+    const [explain] = rewrite('EXPLAIN SELECT * FROM customers', session).statements
+    expect(explain?.sql).toMatch(/customers\.region/)
+    expect((await runError(db(), session, 'EXPLAIN SELECT ssn FROM customers')).code).toBe('42501')
+  })
+
   it('SELECT * of a table whose visible columns are all constrained is refused (42501)', async () => {
     const only = policy('projection', {
       target: { ...customers, columns: ['id', 'tenant_id', 'name', 'email', 'ssn', 'region'] },
