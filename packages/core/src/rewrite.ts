@@ -1,4 +1,5 @@
 import { checkAggregation } from './analyze/aggregation-check.js'
+import { enforceProjection } from './analyze/projection-check.js'
 import { QueryAnalyzer } from './analyze/query-analyzer.js'
 import type { QueryFacts } from './analyze/query-facts.js'
 import { checkSelectedColumns } from './analyze/selected-columns-check.js'
@@ -198,10 +199,11 @@ function rewriteQuery(
       if (!applied.has(entry.policy_id)) applied.set(entry.policy_id, entry)
   }
   checkSelectedColumns(query, analysis, plans)
-  const aggregating = checkAggregation(query, analysis, plans)
+  const projected = enforceProjection(query, analysis, plans)
+  const aggregating = checkAggregation(projected, analysis, plans)
   session.catalogListsRead.clear()
   session.catalogProbes = namesCatalogKeys(analysis.pushdowns)
-  const enforced = aggregating ? rewriteAggregations(query, aggregating) : query
+  const enforced = aggregating ? rewriteAggregations(projected, aggregating) : projected
   const rowIdentity = aggregating ? rowIdentityColumns(aggregating) : undefined
   const wrapped = wrapScans(enforced, session, analysis, plans, rowIdentity)
   const rewritten = withCatalogLists(wrapped, session)

@@ -1,5 +1,6 @@
 import { writtenNames } from './analyze/written-names.js'
 import type { CompiledSession } from './session/compiled-session.js'
+import { quotesValue } from './upstream-value-redaction.js'
 
 /** The fields of a PostgreSQL ErrorResponse, as pg, pg-protocol and PGlite name them. */
 export interface UpstreamErrorFields {
@@ -35,15 +36,20 @@ export const REDACTED_UPSTREAM_MESSAGE = 'query could not be executed'
  * Prepares an upstream error for the client. Position, internal query and context describe the
  * rewritten text, and the object fields name upstream objects: all are dropped. A message,
  * detail or hint that names a hidden table, a denied column or a policy expression the user did
- * not write is redacted, so errors never reveal what a policy hides (docs/errors.md).
+ * not write is redacted, so errors never reveal what a policy hides (docs/errors.md). In a
+ * session with projection policies, so is one that may quote a value the statement read
+ * (upstream-value-redaction.ts): a constrained column may filter, never show.
  */
 export function scrubUpstreamError(
   fields: UpstreamErrorFields,
   context: { session?: CompiledSession | undefined; originalSql?: string | undefined } = {},
 ): ScrubbedError {
   const secrets = context.session ? sensitiveTerms(context.session, context.originalSql ?? '') : []
+  const originalSql = context.originalSql ?? ''
+  const values = context.session?.mayProject === true
   const reveals = (text: string | undefined) =>
-    text !== undefined && secrets.some((term) => text.includes(term))
+    text !== undefined &&
+    (secrets.some((term) => text.includes(term)) || (values && quotesValue(text, originalSql)))
   const out: ScrubbedError = {
     severity: fields.severity ?? 'ERROR',
     code: fields.code ?? 'XX000',

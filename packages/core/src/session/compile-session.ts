@@ -153,6 +153,7 @@ function compileOne(input: SessionInput, options: CompileOptions): CompiledSessi
     bindEnvironment: env,
     hasQueryDecisions: anyQueryDecision(runtimes, index),
     mayHide: accessMode === 'policy_required' || runtimes.some(mayHide),
+    mayProject: runtimes.some((r) => r.policy.type === 'projection' && r.state !== 'skipped'),
   })
   session.resolveViews(
     viewResolver({

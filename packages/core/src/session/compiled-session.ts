@@ -83,6 +83,11 @@ export class CompiledSession {
    * a column allow, or the policy_required mode); without one every table is fully visible.
    */
   readonly mayHide: boolean
+  /**
+   * Whether some policy of this session may constrain a column to filtering only (projection):
+   * upstream errors that quote a value are then redacted (upstream-error.ts).
+   */
+  readonly mayProject: boolean
   readonly bindEnvironment: BindEnvironment
   /** @internal (epoch-scoped) SQL text → rewrite result. */
   readonly rewriteCache = new BoundedCache<string, object>(512)
@@ -133,6 +138,7 @@ export class CompiledSession {
     bindEnvironment: BindEnvironment
     hasQueryDecisions: boolean
     mayHide: boolean
+    mayProject?: boolean
   }) {
     this.user = init.user
     this.datasource = init.datasource
@@ -149,6 +155,7 @@ export class CompiledSession {
     })
     this.hasQueryDecisions = init.hasQueryDecisions
     this.mayHide = init.mayHide
+    this.mayProject = init.mayProject ?? false
   }
 
   /**

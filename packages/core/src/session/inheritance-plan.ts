@@ -63,6 +63,8 @@ export function withInheritance(
   const branches: InheritanceBranch[] = []
   const applied = new Map<string, AppliedPolicy>(plan.applied.map((a) => [a.policy_id, a]))
   const masked = new Set(plan.masked)
+  // A child's projection policies constrain the parent's scan too: its rows are in it.
+  const projected = new Set(plan.projected)
   let separate = false
   for (const child of descendants) {
     const name = { schema: child.exposed.schema, table: child.exposed.name }
@@ -78,6 +80,7 @@ export function withInheritance(
       continue
     }
     if (own.error || !own.tree) return { ...plan, fragments: undefined, error: own.error }
+    for (const column of own.projected) if (plan.columns.includes(column)) projected.add(column)
     const byColumn = new Map(own.columns.map((c, i) => [c, own.tree?.targets[i] as AstNode]))
     const types = new Map(parent.table.columns.map((c) => [c.name, c.type]))
     const plain = new Set<string>()
@@ -101,7 +104,7 @@ export function withInheritance(
       plain,
     })
   }
-  if (!separate) return plan
+  if (!separate) return projected.size === plan.projected.size ? plan : { ...plan, projected }
   const parentPlain = new Set(plan.columns.filter((c) => !plan.masked.has(c)))
   const parentBranch: InheritanceBranch = {
     schema: parent.schema,
@@ -115,6 +118,7 @@ export function withInheritance(
   return {
     ...plan,
     masked,
+    projected,
     filtered: plan.filtered || branches.some((b) => b.where !== undefined),
     applied: [...applied.values()],
     inheritance: { branches: [parentBranch, ...branches] },
