@@ -24,7 +24,7 @@ INSERT INTO public.staff VALUES
  * wire in the simple and extended protocols, recorded in the query audit.
  */
 export function runPolicyKindCases(name: string, makeHarness: MakeHarness): void {
-  describe(`aggregation policies over ${name}`, () => {
+  describe(`aggregation and projection policies over ${name}`, () => {
     let h: Harness
     let policyName: string
     beforeAll(async () => {
@@ -65,6 +65,19 @@ export function runPolicyKindCases(name: string, makeHarness: MakeHarness): void
       await h.store.assignments.assign(
         h.shop.datasourceId,
         { policy_id: created.id, scope: 'user', user_id: h.shop.alice.id },
+        h.shop.admin.id,
+      )
+      const projection = await h.store.policies.create(
+        {
+          name: 'ssn-filter-only',
+          policy_type: 'projection',
+          targets: [{ schemas: ['public'], tables: ['staff'], columns: ['ssn'] }],
+        },
+        h.shop.admin.id,
+      )
+      await h.store.assignments.assign(
+        h.shop.datasourceId,
+        { policy_id: projection.id, scope: 'user', user_id: h.shop.carol.id },
         h.shop.admin.id,
       )
     })
@@ -109,9 +122,35 @@ export function runPolicyKindCases(name: string, makeHarness: MakeHarness): void
       expect(refused?.rewritten_query ?? null).toBeNull()
     })
 
-    it('leaves users it does not apply to alone', async () => {
+    it('leaves users the aggregation policy does not apply to alone', async () => {
       const carol = await h.connect('carol')
       expect(await rows(carol, 'SELECT name FROM staff WHERE id = 1')).toEqual([{ name: 'Ada' }])
+    })
+
+    it('lets a projection-constrained column filter but never reach the result', async () => {
+      const carol = await h.connect('carol')
+      expect(await rows(carol, 'SELECT name FROM staff WHERE ssn = $1', ['100-00-0003'])).toEqual([
+        { name: 'Cy' },
+      ])
+      const star = await carol.query('SELECT * FROM staff WHERE id = 1')
+      expect(star.fields.map((f) => f.name)).toEqual(['id', 'dept', 'salary', 'name'])
+      for (const sql of [
+        'SELECT ssn FROM staff',
+        'SELECT upper(ssn) FROM staff WHERE id = 1',
+        'SELECT x FROM (SELECT ssn AS x FROM staff) s',
+        'SELECT max(ssn) FROM staff',
+      ]) {
+        const error = (await carol.query(sql).catch((e: unknown) => e)) as pg.DatabaseError
+        expect(error.code, sql).toBe('42501')
+        expect(error.message, sql).toMatch(/projection-constrained/)
+        expect(error.message, sql).not.toContain('ssn-filter-only')
+      }
+      // An upstream error about a value never quotes it.
+      const cast = (await carol
+        .query('SELECT count(*) FROM staff WHERE ssn::int = 1')
+        .catch((e: unknown) => e)) as pg.DatabaseError
+      expect(cast.code).toBe('22P02')
+      expect(JSON.stringify(cast)).not.toContain('100-00')
     })
   })
 }
