@@ -1,12 +1,10 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../src/catalog.types.js'
-import { compileDecisionFunction } from '../src/decision/index.js'
 import { loadCore } from '../src/load-core.js'
-import type { DecisionBinding } from '../src/policy/policy.types.js'
 import { rewrite } from '../src/rewrite.js'
 import { createShopDb, readCatalog } from './fixtures/pglite.js'
-import { makeSession, policy, run, runError } from './fixtures/session.js'
+import { decisionBinding, makeSession, policy, run, runError } from './fixtures/session.js'
 
 let db: PGlite
 let catalog: Catalog
@@ -18,27 +16,12 @@ beforeAll(async () => {
 })
 afterAll(() => db.close())
 
-function binding(source: string, fields: Partial<DecisionBinding> = {}): DecisionBinding {
-  return {
-    functionId: 'fn-1',
-    name: 'gate',
-    version: 1,
-    artifact: compileDecisionFunction(source).artifact,
-    config: {},
-    evaluateContext: 'session',
-    onError: 'deny',
-    logLevel: 'off',
-    isEnabled: true,
-    ...fields,
-  }
-}
-
 const secrets = { schemas: ['public'], tables: ['secrets'] }
 const customers = { schemas: ['public'], tables: ['customers'] }
 
 describe('decision functions gate policies (docs/decision-functions.md, 3)', () => {
   it('a session function returning fire:false keeps a denied table visible, also in information_schema', async () => {
-    const keep = binding(
+    const keep = decisionBinding(
       "function evaluate(ctx) { return { fire: !ctx.session.user.roles.includes('auditor') } }",
     )
     const deny = policy('table_deny', { target: secrets, decision: keep })
@@ -55,7 +38,7 @@ describe('decision functions gate policies (docs/decision-functions.md, 3)', () 
   })
 
   it('records the decision result in policies_applied', async () => {
-    const gate = binding('function evaluate() { return { fire: false } }')
+    const gate = decisionBinding('function evaluate() { return { fire: false } }')
     const filter = policy('row_filter', {
       target: customers,
       filterExpression: 'tenant_id = 1',
@@ -84,12 +67,12 @@ describe('decision functions gate policies (docs/decision-functions.md, 3)', () 
     const denyOnError = policy('row_filter', {
       target: customers,
       filterExpression: 'tenant_id = 1',
-      decision: binding(throwing, { onError: 'deny' }),
+      decision: decisionBinding(throwing, { onError: 'deny' }),
     })
     const skipOnError = policy('row_filter', {
       target: customers,
       filterExpression: 'tenant_id = 1',
-      decision: binding(throwing, { onError: 'skip' }),
+      decision: decisionBinding(throwing, { onError: 'skip' }),
     })
     const denied = await makeSession(catalog, { policies: [denyOnError] })
     expect(await run(db, denied, 'SELECT count(*)::int AS n FROM customers')).toEqual([{ n: 2 }])
@@ -102,12 +85,12 @@ describe('decision functions gate policies (docs/decision-functions.md, 3)', () 
     const disabled = policy('row_filter', {
       target: customers,
       filterExpression: 'tenant_id = 1',
-      decision: binding(never, { isEnabled: false }),
+      decision: decisionBinding(never, { isEnabled: false }),
     })
     const missing = policy('row_filter', {
       target: customers,
       filterExpression: 'tenant_id = 1',
-      decision: { ...binding(never), artifact: null },
+      decision: { ...decisionBinding(never), artifact: null },
     })
     for (const p of [disabled, missing]) {
       const session = await makeSession(catalog, { policies: [p] })
@@ -116,7 +99,7 @@ describe('decision functions gate policies (docs/decision-functions.md, 3)', () 
   })
 
   it('evaluates a query function per query with the query facts, for enforcement only', async () => {
-    const onlyAggregates = binding(
+    const onlyAggregates = decisionBinding(
       'function evaluate(ctx) { return { fire: !ctx.query.has_aggregation } }',
       {
         evaluateContext: 'query',
@@ -133,7 +116,7 @@ describe('decision functions gate policies (docs/decision-functions.md, 3)', () 
   })
 
   it('never lets a query function change visibility: a query-time table_deny still lists the table', async () => {
-    const byTable = binding(
+    const byTable = decisionBinding(
       "function evaluate(ctx) { return { fire: ctx.query.tables.some((t) => t.table === 'secrets') } }",
       {
         evaluateContext: 'query',
@@ -160,7 +143,7 @@ describe('decision functions gate policies (docs/decision-functions.md, 3)', () 
     const filter = policy('row_filter', {
       target: customers,
       filterExpression: 'false',
-      decision: binding(source, { config: { expected: 42 } }),
+      decision: decisionBinding(source, { config: { expected: 42 } }),
     })
     const session = await makeSession(catalog, { policies: [filter] })
     expect(await run(db, session, 'SELECT count(*)::int AS n FROM customers')).toEqual([{ n: 4 }])

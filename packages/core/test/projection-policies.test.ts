@@ -1,12 +1,10 @@
 import type { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../src/catalog.types.js'
-import { compileDecisionFunction } from '../src/decision/index.js'
 import { loadCore } from '../src/load-core.js'
-import type { DecisionBinding } from '../src/policy/policy.types.js'
 import { rewrite } from '../src/rewrite.js'
 import { createShopDb, readCatalogWithViews } from './fixtures/pglite.js'
-import { makeSession, policy, run, runError } from './fixtures/session.js'
+import { decisionBinding, makeSession, policy, run, runError } from './fixtures/session.js'
 
 /**
  * Projection policies through the rest of the policy machinery: views, decision functions,
@@ -38,21 +36,6 @@ const customers = { schemas: ['public'], tables: ['customers'] }
 const projectSsn = policy('projection', { target: { ...customers, columns: ['ssn'] } })
 const refusal = (table: string, column: string) =>
   `column "${column}" of table "${table}" is projection-constrained: it may filter, join and group but not be output`
-
-function binding(source: string, fields: Partial<DecisionBinding> = {}): DecisionBinding {
-  return {
-    functionId: 'fn-1',
-    name: 'gate',
-    version: 1,
-    artifact: compileDecisionFunction(source).artifact,
-    config: {},
-    evaluateContext: 'session',
-    onError: 'deny',
-    logLevel: 'off',
-    isEnabled: true,
-    ...fields,
-  }
-}
 
 describe('projection policies and views', () => {
   it('a view column computed from a constrained column is constrained', async () => {
@@ -106,7 +89,7 @@ describe('projection policies and views', () => {
 
 describe('projection policies through the policy machinery', () => {
   it('a session decision function switches it per user', async () => {
-    const gate = binding(
+    const gate = decisionBinding(
       "function evaluate(ctx) { return { fire: !ctx.session.user.roles.includes('auditor') } }",
     )
     const gated = policy('projection', {
@@ -126,7 +109,7 @@ describe('projection policies through the policy machinery', () => {
   })
 
   it('a query decision function switches it per statement', async () => {
-    const gate = binding(
+    const gate = decisionBinding(
       'function evaluate(ctx) { return { fire: ctx.query.columns.includes("ssn") && !ctx.query.has_where } }',
       { evaluateContext: 'query' },
     )

@@ -1,11 +1,10 @@
 import { beforeAll, expect, it } from 'vitest'
 import type { Catalog, CatalogTable } from '../../src/catalog.types.js'
-import { compileDecisionFunction } from '../../src/decision/index.js'
 import { loadCore } from '../../src/load-core.js'
 import type { EffectivePolicy } from '../../src/policy/policy.types.js'
 import { rewrite } from '../../src/rewrite.js'
 import { describeOnDatabases, type TestDatabase } from '../fixtures/databases.js'
-import { makeSession, policy, run, runError } from '../fixtures/session.js'
+import { decisionBinding, makeSession, policy, run, runError } from '../fixtures/session.js'
 
 /**
  * Aggregation policies (docs/policies.md, "Aggregation: exact rules"): the table is read only
@@ -36,18 +35,19 @@ INSERT INTO agg.people SELECT g, 'd' || (g * g % 11), CASE g % 4 WHEN 0 THEN NUL
 `
 
 const column = (name: string, type: string) => ({ name, type, nullable: true })
+const PERSON_COLUMNS = [
+  column('id', 'integer'),
+  column('dept', 'text'),
+  column('region', 'text'),
+  column('salary', 'integer'),
+  column('name', 'text'),
+]
 const STAFF_TABLES: CatalogTable[] = [
   {
     name: 'staff',
     kind: 'TABLE',
     primaryKey: ['id'],
-    columns: [
-      column('id', 'integer'),
-      column('dept', 'text'),
-      column('region', 'text'),
-      column('salary', 'integer'),
-      column('name', 'text'),
-    ],
+    columns: PERSON_COLUMNS,
   },
   {
     name: 'visits',
@@ -59,13 +59,7 @@ const STAFF_TABLES: CatalogTable[] = [
     name: 'people',
     kind: 'TABLE',
     primaryKey: ['id'],
-    columns: [
-      column('id', 'integer'),
-      column('dept', 'text'),
-      column('region', 'text'),
-      column('salary', 'integer'),
-      column('name', 'text'),
-    ],
+    columns: PERSON_COLUMNS,
   },
   {
     name: 'sales',
@@ -288,19 +282,9 @@ describeOnDatabases('aggregation policy', (database) => {
 
   it('is switched per user by a decision function and reported in the applied policies', async () => {
     const gated = aggregation(['staff'], 3, {
-      decision: {
-        functionId: 'fn-agg',
-        name: 'analysts only',
-        version: 1,
-        artifact: compileDecisionFunction(
-          "function evaluate(ctx) { return { fire: ctx.session.user.roles.includes('analyst') } }",
-        ).artifact,
-        config: {},
-        evaluateContext: 'session',
-        onError: 'deny',
-        logLevel: 'off',
-        isEnabled: true,
-      },
+      decision: decisionBinding(
+        "function evaluate(ctx) { return { fire: ctx.session.user.roles.includes('analyst') } }",
+      ),
     })
     const analyst = await makeSession(catalog, { policies: [gated], user: { roles: ['analyst'] } })
     const owner = await makeSession(catalog, { policies: [gated], user: { roles: ['owner'] } })
@@ -310,6 +294,22 @@ describeOnDatabases('aggregation policy', (database) => {
     ])
     const [statement] = rewrite('SELECT count(*) FROM agg.staff', analyst).statements
     expect(statement?.policiesApplied.map((p) => p.policy_id)).toEqual([gated.id])
+  })
+
+  it('targets the tables carrying a tag', async () => {
+    const tagged: Catalog = {
+      schemas: catalog.schemas.map((schema) => ({
+        ...schema,
+        tables: schema.tables.map((t) => (t.name === 'staff' ? { ...t, tags: ['hr.pay'] } : t)),
+      })),
+    }
+    const byTag = policy('aggregation', {
+      target: { schemas: ['*'], tables: ['*'], tags: ['hr.pay'] },
+      minGroupSize: 3,
+    })
+    const s = await makeSession(tagged, { policies: [byTag] })
+    expect((await runError(db, s, 'SELECT name FROM agg.staff')).code).toBe('42501')
+    expect(await run(db, s, 'SELECT name FROM agg.people WHERE id = 1')).toEqual([{ name: 'p1' }])
   })
 
   it('in shadow mode is reported as what it would refuse, and not applied', async () => {
