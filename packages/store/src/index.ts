@@ -167,6 +167,14 @@ export {
   ValidationError,
 } from './kernel/errors.js'
 export {
+  type EffectiveLimits,
+  effectiveLimitsView,
+  hasLimits,
+  type Limits,
+  type RowLimitAction,
+  tightestLimits,
+} from './kernel/limits.js'
+export {
   AUDIT_ACTIONS,
   AUDIT_RESOURCE_TYPES,
   type AuditAction,
@@ -198,7 +206,10 @@ export type { RelationshipsService } from './relationships/relationships-service
 export type { RoleDetail, RoleImpact } from './roles/role-detail.js'
 export type { Role } from './roles/role-rows.js'
 export type { CreateRoleInput, RolesService } from './roles/roles-service.js'
-export type { SessionContextBuilder } from './sessions/session-context-builder.js'
+export type {
+  LimitedSessionInput,
+  SessionContextBuilder,
+} from './sessions/session-context-builder.js'
 export {
   createScramVerifier,
   formatScramVerifier,
