@@ -1,4 +1,5 @@
 import type { CompiledSession, SessionInput } from '@palisade/core'
+import { type EffectiveLimits, hasLimits, type LimitedSessionInput } from '@palisade/store'
 import { WireError, WireSqlState } from '../wire/wire-error.js'
 import type { DataPlaneBackend, SessionChange } from './backend.js'
 import { CompiledSessions } from './compiled-sessions.js'
@@ -111,6 +112,15 @@ export class LiveSession {
    */
   endAt(endsAt: number): void {
     this.#endsAt = endsAt
+  }
+
+  /**
+   * The user's effective limits (docs/roles-and-access.md#limits) as of the last build; undefined
+   * when none is set, so users without limits cost nothing per statement.
+   */
+  get limits(): EffectiveLimits | undefined {
+    const limits = (this.#input as LimitedSessionInput).limits
+    return hasLimits(limits) ? limits : undefined
   }
 
   /** Marks the session for a rebuild before its next statement. */

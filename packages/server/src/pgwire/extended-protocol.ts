@@ -19,7 +19,9 @@ import { deallocateTarget, extendedStatement } from './extended-statement-check.
 import { Frontend } from './frontend-messages.js'
 import { refusedMessageText } from './refused-message.js'
 import { RepeatedStatements } from './repeated-statements.js'
+import type { RowCap } from './row-cap.js'
 import { runAsPrepared } from './simple-as-prepared.js'
+import { enterStatement, rowCapOf, rowCapOutcome } from './statement-limits.js'
 
 /** Messages that rewrite or look up statements: the session must be current for them. */
 const NEEDS_SESSION = new Set<number>([Frontend.Parse, Frontend.Bind, Frontend.Describe])
@@ -31,6 +33,8 @@ interface Portal {
   originalSql: string
   statement: RewrittenStatement | undefined
   generation: number
+  /** Its row limit, counted across its Executes (docs/roles-and-access.md#limits). */
+  rows: RowCap | undefined
 }
 
 /**
@@ -108,8 +112,7 @@ export class ExtendedProtocol {
         this.#describe(reader)
         return
       case Frontend.Execute:
-        this.#execute(reader, bytes)
-        return
+        return this.#execute(reader, bytes)
       case Frontend.Close:
         this.#close(reader)
         return
@@ -193,12 +196,13 @@ export class ExtendedProtocol {
     statement: RewrittenStatement,
     onError: (error: ScrubbedError) => void,
     onDone: (error: ScrubbedError | undefined) => void,
+    rows?: RowCap,
   ): boolean {
     if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
     // Numbers as parameters: one upstream statement serves the shape, whatever the numbers.
     const parameters = this.#ctx.literalParameters ? statement.parameters : undefined
     if (!this.#repeated.repeated(parameters?.sql ?? statement.sql)) return false
-    runAsPrepared(this.#ctx, this.#statements, statement, parameters, onError, onDone)
+    runAsPrepared(this.#ctx, this.#statements, statement, parameters, onError, onDone, rows)
     return true
   }
 
@@ -288,6 +292,7 @@ export class ExtendedProtocol {
       originalSql: prepared.originalSql,
       statement: prepared.statement,
       generation: this.#ctx.live.generation,
+      rows: rowCapOf(this.#ctx, prepared.statement),
     })
     this.#ctx.relay.send(frame, {
       terminals: '2',
@@ -334,7 +339,7 @@ export class ExtendedProtocol {
     }
   }
 
-  #execute(reader: WireReader, bytes: Uint8Array): void {
+  #execute(reader: WireReader, bytes: Uint8Array): Promise<void> | undefined {
     const name = reader.cstring()
     reader.int32()
     reader.end()
@@ -349,15 +354,51 @@ export class ExtendedProtocol {
     if (stale) {
       audit.rejected(portal.originalSql, stale, performance.now() - started)
       this.#fail(stale)
-      return
+      return undefined
     }
+    // Rate and concurrency limits: a refused Execute never runs upstream.
+    let entered: ReturnType<typeof enterStatement>
+    try {
+      entered = enterStatement(this.#ctx, portal?.statement)
+    } catch (error) {
+      audit.rejected(portal?.originalSql ?? '', error, performance.now() - started)
+      this.#fail(error)
+      return undefined
+    }
+    if (entered instanceof Promise) {
+      return entered.then(
+        (leave) => this.#run(bytes, portal, started, leave),
+        (error: unknown) => {
+          audit.rejected(portal?.originalSql ?? '', error, performance.now() - started)
+          this.#fail(error)
+        },
+      )
+    }
+    this.#run(bytes, portal, started, entered)
+    return undefined
+  }
+
+  /** Sends an admitted Execute upstream; its answer's end audits it and ends it for the gate. */
+  #run(
+    bytes: Uint8Array,
+    portal: Portal | undefined,
+    started: number,
+    leave: (() => void) | undefined,
+  ): void {
+    const { audit } = this.#ctx
     // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
     if (portal?.statement?.cursor?.hold) this.#ctx.relay.pin()
+    // A FETCH counts against its cursor's limit, a portal's Executes against the portal's.
+    const rows =
+      portal?.statement?.kind === 'fetch' ? rowCapOf(this.#ctx, portal.statement) : portal?.rows
     this.#ctx.relay.send(bytes, {
       terminals: 'CIs',
       originalSql: portal?.originalSql,
+      rows,
       ...explainReshape(portal?.statement),
       onDone: (error) => {
+        leave?.()
+        const truncated = error ? null : rowCapOutcome(this.#ctx, rows)
         const statement = portal?.statement
         if (!error && statement?.setting?.name === 'application_name') {
           audit.clientInfo = statement.setting.value ?? this.#ctx.startupApplicationName
@@ -372,7 +413,7 @@ export class ExtendedProtocol {
             statement?.originalSql === portal?.originalSql ? statement?.template : undefined,
           elapsedMs: performance.now() - started,
           status: error ? 'error' : 'success',
-          errorMessage: error?.message ?? null,
+          errorMessage: error?.message ?? truncated,
         })
       },
     })

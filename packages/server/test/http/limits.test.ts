@@ -44,7 +44,7 @@ describe('limits of users and roles', () => {
     res = await ctx.json('PATCH', path, { body: { limits: null } })
     expect(res.body.limits).toBeNull()
     const audit = await ctx.store.audit.admin.list({ resource_id: user.id })
-    expect(audit.data.some((e) => e.changes.includes('max_statements_per_minute'))).toBe(true)
+    expect(audit.data.some((e) => (e.changes ?? '').includes('max_statements_per_minute'))).toBe(true)
   })
 
   it('refuses bad limits with 422, naming each field', async () => {
