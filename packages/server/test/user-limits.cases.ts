@@ -90,8 +90,14 @@ export function runUserLimitCases(name: string, makeHarness: MakeHarness): void 
     it('truncates with a WARNING and the count actually sent, in both protocols', async () => {
       const { connect } = await userWith({ max_rows_per_statement: 4, on_row_limit: 'truncate' })
       const client = await connect()
-      const notices: pg.NoticeMessage[] = []
-      client.on('notice', (n) => notices.push(n))
+      const notices: {
+        severity?: string | undefined
+        code?: string | undefined
+        message?: string | undefined
+      }[] = []
+      client.on('notice', (n) =>
+        notices.push({ severity: n.severity, code: n.code, message: n.message }),
+      )
       const simple = await client.query(series(10))
       expect(simple.rows).toEqual(numbers(4))
       expect(simple.rowCount).toBe(4)
