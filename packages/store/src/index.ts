@@ -183,6 +183,12 @@ export {
 } from './kernel/mutation.js'
 export type { Page, PageInput } from './kernel/pagination.js'
 export type { EffectiveMember } from './kernel/role-graph.js'
+export {
+  type CounterAdmission,
+  type CounterLimits,
+  SLOT_TTL_MS,
+  type StatementCounters,
+} from './limits/statement-counters.js'
 export type {
   Assignment,
   AssignmentsService,

@@ -14,13 +14,20 @@ export interface GatedUser {
 }
 
 /**
+ * Ends an admitted statement once its answer ended; a promise when the store is told, which the
+ * connection awaits before the client hears the end of its round trip (so the client's next
+ * statement, on any instance, finds the place free).
+ */
+export type LeaveStatement = () => void | Promise<void>
+
+/**
  * Admits the statements of users with `max_statements_per_minute` or
  * `max_concurrent_statements` (docs/roles-and-access.md#limits). `enter` returns the function
- * that ends the statement (once its answer ended), or throws `LimitError` (53400); a promise
- * when the counts live in the store.
+ * that ends the statement, or throws `LimitError` (53400); a promise when the counts live in the
+ * store.
  */
 export interface StatementGate {
-  enter(user: GatedUser): (() => void) | Promise<() => void>
+  enter(user: GatedUser): LeaveStatement | Promise<LeaveStatement>
 }
 
 /** A 53400 refusal, with when to retry in its DETAIL. */

@@ -6,6 +6,7 @@ import {
   type ScrubbedError,
 } from '@palisade/core'
 import { serialize } from 'pg-protocol'
+import type { LeaveStatement } from '../data-plane/statement-gate.js'
 import { errorResponse, toWireFields } from '../wire/error-response.js'
 import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { malformed, type WireReader } from '../wire/wire-reader.js'
@@ -53,6 +54,8 @@ export class ExtendedProtocol {
   /** Simple-protocol SELECTs this connection repeats: prepared upstream from the third run. */
   readonly #repeated = new RepeatedStatements()
   #skipping = false
+  /** Store round trips giving back the places of ended statements (shared limits). */
+  readonly #leaving: Promise<void>[] = []
   #lastUpstreamName = ''
   #lastUpstreamNameBytes = Buffer.from([0])
 
@@ -124,7 +127,14 @@ export class ExtendedProtocol {
   sync(out: ClientOutput): Promise<void> {
     this.#skipping = false
     this.#ctx.relay.send(SYNC, { terminals: 'Z' })
-    return this.#ctx.relay.drainTo(out)
+    const drained = this.#ctx.relay.drainTo(out)
+    // A user with limits: the statements' places are given back before the round trip ends.
+    if (this.#leaving.length === 0 && this.#ctx.live.limits === undefined) return drained
+    return drained.then(() => this.#left())
+  }
+
+  async #left(): Promise<void> {
+    while (this.#leaving.length > 0) await this.#leaving.shift()
   }
 
   /** Flush: asks the upstream for what it has buffered and relays the answers due. */
@@ -383,7 +393,7 @@ export class ExtendedProtocol {
     bytes: Uint8Array,
     portal: Portal | undefined,
     started: number,
-    leave: (() => void) | undefined,
+    leave: LeaveStatement | undefined,
   ): void {
     const { audit } = this.#ctx
     // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
@@ -397,7 +407,8 @@ export class ExtendedProtocol {
       rows,
       ...explainReshape(portal?.statement),
       onDone: (error) => {
-        leave?.()
+        const left = leave?.()
+        if (left) this.#leaving.push(left)
         const truncated = error ? null : rowCapOutcome(this.#ctx, rows)
         const statement = portal?.statement
         if (!error && statement?.setting?.name === 'application_name') {

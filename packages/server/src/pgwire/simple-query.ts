@@ -1,5 +1,6 @@
 import type { RewrittenStatement, ScrubbedError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
+import type { LeaveStatement } from '../data-plane/statement-gate.js'
 import { errorResponse, toWireFields } from '../wire/error-response.js'
 import { WireError } from '../wire/wire-error.js'
 import { emptyQueryResponse, readyForQuery } from './backend-messages.js'
@@ -95,7 +96,7 @@ export async function simpleQuery(
         }
       }
       // Rate and concurrency limits: a refused statement never runs upstream.
-      let leave: (() => void) | undefined
+      let leave: LeaveStatement | undefined
       try {
         const entered = enterStatement(ctx, statement)
         leave = entered instanceof Promise ? await entered : entered
@@ -131,7 +132,8 @@ export async function simpleQuery(
       try {
         await relay.drainTo(out)
       } finally {
-        leave?.()
+        const left = leave?.()
+        if (left) await left
         if (!answered) upstreamError = 'the connection ended before the answer was complete'
         const truncated = rowCapOutcome(ctx, rows)
         // Also when the client or the upstream went away mid-answer (the relay then ends the

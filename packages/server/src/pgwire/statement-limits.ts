@@ -1,5 +1,5 @@
 import type { RewrittenStatement } from '@palisade/core'
-import { LimitError } from '../data-plane/statement-gate.js'
+import { type LeaveStatement, LimitError } from '../data-plane/statement-gate.js'
 import type { ConnectionContext } from './connection-context.js'
 import { RowCap } from './row-cap.js'
 
@@ -13,7 +13,7 @@ import { RowCap } from './row-cap.js'
 export function enterStatement(
   ctx: ConnectionContext,
   statement: RewrittenStatement | undefined,
-): (() => void) | Promise<() => void> | undefined {
+): LeaveStatement | Promise<LeaveStatement> | undefined {
   const limits = ctx.live.limits
   if (limits === undefined || statement?.kind === 'transaction') return undefined
   if (limits.maxConcurrentStatements === undefined && limits.maxStatementsPerMinute === undefined) {
