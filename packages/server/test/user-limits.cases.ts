@@ -1,7 +1,9 @@
 import type { Limits } from '@palisade/store'
 import type pg from 'pg'
+import Cursor from 'pg-cursor'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LocalStatementGate } from '../src/data-plane/statement-gate.js'
+import { ServerMetrics } from '../src/metrics/server-metrics.js'
 import { failure } from './fixtures/failure.js'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
 import { PASSWORD } from './fixtures/seed-store.js'
@@ -13,8 +15,11 @@ export function runUserLimitCases(name: string, makeHarness: MakeHarness): void 
   describe(`limits per user or role, over ${name}`, () => {
     let h: Harness
     let now = Date.UTC(2026, 0, 1, 0, 0, 5)
+    const metrics = new ServerMetrics()
     beforeAll(async () => {
-      h = await makeHarness({ plane: { statementGate: new LocalStatementGate(() => now) } })
+      h = await makeHarness({
+        plane: { statementGate: new LocalStatementGate(() => now), observer: metrics },
+      })
       await h.store.access.setAll(h.shop.datasourceId, { enabled: true }, h.shop.admin.id)
     })
     afterAll(() => h?.close())
@@ -130,6 +135,32 @@ export function runUserLimitCases(name: string, makeHarness: MakeHarness): void 
       await client.query('COMMIT')
     })
 
+    it('counts a portal across its Executes (a cursor reading in pieces)', async () => {
+      const { connect } = await userWith({ max_rows_per_statement: 5, on_row_limit: 'truncate' })
+      const client = await connect()
+      const cursor = client.query(new Cursor(series(20)))
+      expect(await cursor.read(3)).toEqual(numbers(3))
+      expect(await cursor.read(3)).toEqual([{ n: 4 }, { n: 5 }])
+      expect(await cursor.read(3)).toEqual([])
+      await cursor.close()
+      const strict = await userWith({ max_rows_per_statement: 5 })
+      const other = await strict.connect()
+      const failing = other.query(new Cursor(series(20)))
+      expect(await failing.read(3)).toEqual(numbers(3))
+      expect((await failure(failing.read(3))).code).toBe('54000')
+      expect((await other.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+    })
+
+    it('fails the transaction block of an extended-protocol statement a row limit cut', async () => {
+      const { connect } = await userWith({ max_rows_per_statement: 2 })
+      const client = await connect()
+      await client.query('BEGIN')
+      expect((await failure(client.query(`${series(500)} LIMIT $1`, [400]))).code).toBe('54000')
+      expect((await failure(client.query('SELECT $1::int AS i', [1]))).code).toBe('25P02')
+      await client.query('ROLLBACK')
+      expect((await client.query('SELECT $1::int AS i', [1])).rows).toEqual([{ i: 1 }])
+    })
+
     it('applies the tightest of the user and its roles', async () => {
       const { connect } = await userWith(
         { max_rows_per_statement: 10, on_row_limit: 'truncate' },
@@ -197,6 +228,19 @@ export function runUserLimitCases(name: string, makeHarness: MakeHarness): void 
       )
       expect((await long).rows).toEqual([{ n: '8000000' }])
       expect((await second.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+    })
+
+    it('counts refusals and cuts in the metrics, by limit', async () => {
+      const text = (await metrics.render()).body
+      expect(text).toMatch(
+        /palisade_statements_limited_total\{datasource="shop",limit="rows_error"\} [1-9]/,
+      )
+      expect(text).toMatch(
+        /palisade_statements_limited_total\{datasource="shop",limit="rows_truncated"\} [1-9]/,
+      )
+      expect(text).toMatch(
+        /palisade_statements_limited_total\{datasource="shop",limit="rate"\} [1-9]/,
+      )
     })
 
     it('costs nothing for a user without limits: no count, no refusal', async () => {

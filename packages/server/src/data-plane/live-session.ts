@@ -54,6 +54,7 @@ export class LiveSession {
   readonly datasourceName: string
   #compiled: CompiledSession
   #input: SessionInput
+  #limits: EffectiveLimits | undefined
   #stale = false
   #removed = false
   #generation = 0
@@ -68,6 +69,7 @@ export class LiveSession {
     this.datasourceName = input.datasource.name
     this.#compiled = compiled
     this.#input = input
+    this.#limits = limitsOf(input)
     this.#backend = backend
   }
 
@@ -119,8 +121,7 @@ export class LiveSession {
    * when none is set, so users without limits cost nothing per statement.
    */
   get limits(): EffectiveLimits | undefined {
-    const limits = (this.#input as LimitedSessionInput).limits
-    return hasLimits(limits) ? limits : undefined
+    return this.#limits
   }
 
   /** Marks the session for a rebuild before its next statement. */
@@ -171,6 +172,7 @@ export class LiveSession {
           input = withServerVersion(input, this.#input.datasource.serverVersion)
           this.#compiled = await planeOf(this.#backend).compiled.compile(input)
           this.#input = input
+          this.#limits = limitsOf(input)
           this.#generation++
         }
       } catch {
@@ -270,6 +272,11 @@ export class SessionRegistry {
   close(): void {
     this.#unsubscribe()
   }
+}
+
+function limitsOf(input: SessionInput): EffectiveLimits | undefined {
+  const limits = (input as LimitedSessionInput).limits
+  return hasLimits(limits) ? limits : undefined
 }
 
 function withServerVersion(input: SessionInput, serverVersion: number | undefined): SessionInput {
