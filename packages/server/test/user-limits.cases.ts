@@ -1,12 +1,14 @@
 import type { Limits } from '@palisade/store'
 import type pg from 'pg'
 import Cursor from 'pg-cursor'
+import { serialize } from 'pg-protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LocalStatementGate } from '../src/data-plane/statement-gate.js'
 import { ServerMetrics } from '../src/metrics/server-metrics.js'
 import { failure } from './fixtures/failure.js'
 import type { Harness, MakeHarness } from './fixtures/harness.js'
 import { PASSWORD } from './fixtures/seed-store.js'
+import { framesOf, WireClient } from './fixtures/wire-client.js'
 
 let counter = 0
 
@@ -241,6 +243,28 @@ export function runUserLimitCases(name: string, makeHarness: MakeHarness): void 
       expect(text).toMatch(
         /palisade_statements_limited_total\{datasource="shop",limit="rate"\} [1-9]/,
       )
+    })
+
+    it('runs an extended-protocol batch of several Executes under a concurrency limit of one', async () => {
+      const { user } = await userWith({ max_concurrent_statements: 1 })
+      const client = await WireClient.connect(h.plane.port, user.username)
+      try {
+        client.send(
+          Buffer.concat([
+            serialize.parse({ text: 'SELECT 1 AS one' }),
+            serialize.bind({}),
+            serialize.execute({}),
+            serialize.bind({}),
+            serialize.execute({}),
+            serialize.sync(),
+          ]),
+        )
+        const frames = await client.untilReady(1)
+        expect(framesOf(frames, 'E')).toEqual([])
+        expect(framesOf(frames, 'C')).toHaveLength(2)
+      } finally {
+        client.close()
+      }
     })
 
     it('costs nothing for a user without limits: no count, no refusal', async () => {

@@ -59,6 +59,8 @@ export function concurrencyRefusal(max: number): LimitError {
   )
 }
 
+const NOTHING_HELD = () => {}
+
 /** One-minute windows: fixed, aligned to the clock's minutes (the store's buckets are too). */
 export const WINDOW_MS = 60_000
 
@@ -100,6 +102,7 @@ export class LocalStatementGate implements StatementGate {
       if (counts.count >= perMinute) throw rateRefusal(perMinute, (window + 1) * WINDOW_MS - now)
       counts.count++
     }
+    if (concurrent === undefined) return NOTHING_HELD
     counts.running++
     const held = counts
     let released = false

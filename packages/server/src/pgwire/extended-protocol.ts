@@ -56,6 +56,9 @@ export class ExtendedProtocol {
   #skipping = false
   /** Store round trips giving back the places of ended statements (shared limits). */
   readonly #leaving: Promise<void>[] = []
+  /** Executes sent upstream whose answers have not ended, and what ends them for the gate. */
+  #running = 0
+  readonly #held: LeaveStatement[] = []
   #lastUpstreamName = ''
   #lastUpstreamNameBytes = Buffer.from([0])
 
@@ -369,7 +372,7 @@ export class ExtendedProtocol {
     // Rate and concurrency limits: a refused Execute never runs upstream.
     let entered: ReturnType<typeof enterStatement>
     try {
-      entered = enterStatement(this.#ctx, portal?.statement)
+      entered = enterStatement(this.#ctx, portal?.statement, this.#running > 0)
     } catch (error) {
       audit.rejected(portal?.originalSql ?? '', error, performance.now() - started)
       this.#fail(error)
@@ -396,6 +399,7 @@ export class ExtendedProtocol {
     leave: LeaveStatement | undefined,
   ): void {
     const { audit } = this.#ctx
+    this.#running++
     // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
     if (portal?.statement?.cursor?.hold) this.#ctx.relay.pin()
     // A FETCH counts against its cursor's limit, a portal's Executes against the portal's.
@@ -407,8 +411,15 @@ export class ExtendedProtocol {
       rows,
       ...explainReshape(portal?.statement),
       onDone: (error) => {
-        const left = leave?.()
-        if (left) this.#leaving.push(left)
+        this.#running--
+        if (leave) this.#held.push(leave)
+        // The batch's place is given back once its last statement ended.
+        if (this.#running === 0) {
+          for (const held of this.#held.splice(0)) {
+            const left = held()
+            if (left) this.#leaving.push(left)
+          }
+        }
         const truncated = error ? null : rowCapOutcome(this.#ctx, rows)
         const statement = portal?.statement
         if (!error && statement?.setting?.name === 'application_name') {

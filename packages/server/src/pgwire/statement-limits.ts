@@ -8,14 +8,20 @@ import { RowCap } from './row-cap.js'
  * (docs/roles-and-access.md#limits): undefined when the user has none (no cost at all), else the
  * function that ends it, or a promise of it when the counts live in the store. Throws the 53400
  * `LimitError`, counted in the metrics. Transaction control is never refused, so a client can
- * always end its transaction.
+ * always end its transaction. `running`: another statement of the connection is in flight (an
+ * extended-protocol batch): this one is counted against the rate only.
  */
 export function enterStatement(
   ctx: ConnectionContext,
   statement: RewrittenStatement | undefined,
+  running = false,
 ): LeaveStatement | Promise<LeaveStatement> | undefined {
-  const limits = ctx.live.limits
+  let limits = ctx.live.limits
   if (limits === undefined || statement?.kind === 'transaction') return undefined
+  // A statement queued behind one of the same connection runs after it, not beside it.
+  if (running && limits.maxConcurrentStatements !== undefined) {
+    limits = { ...limits, maxConcurrentStatements: undefined }
+  }
   if (limits.maxConcurrentStatements === undefined && limits.maxStatementsPerMinute === undefined) {
     return undefined
   }
