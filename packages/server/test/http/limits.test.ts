@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
 import { makeUser, PASSWORD, setup, type TestContext, unique } from './helpers.js'
 
 let ctx: TestContext
@@ -44,7 +45,9 @@ describe('limits of users and roles', () => {
     res = await ctx.json('PATCH', path, { body: { limits: null } })
     expect(res.body.limits).toBeNull()
     const audit = await ctx.store.audit.admin.list({ resource_id: user.id })
-    expect(audit.data.some((e) => (e.changes ?? '').includes('max_statements_per_minute'))).toBe(true)
+    expect(audit.data.some((e) => (e.changes ?? '').includes('max_statements_per_minute'))).toBe(
+      true,
+    )
   })
 
   it('refuses bad limits with 422, naming each field', async () => {
@@ -133,5 +136,34 @@ describe('limits of users and roles', () => {
       max_statements_per_minute: null,
       max_concurrent_statements: null,
     })
+  })
+})
+
+describe('limits in policy bundles', () => {
+  it('exports the limits that are set and applies a bundle’s limits whole', async () => {
+    const name = unique('bundled')
+    const role = await ctx.store.roles.create(
+      { name, limits: { max_rows_per_statement: 10, max_concurrent_statements: 2 } },
+      ctx.admin.id,
+    )
+    const user = await makeUser(ctx, { limits: { max_statements_per_minute: 30 } })
+    const res = await ctx.call('GET', '/api/v1/policy-bundles')
+    const bundle = parse(await res.text())
+    const bundledRole = bundle.roles.find((r: { name: string }) => r.name === name)
+    expect(bundledRole.limits).toEqual({ max_rows_per_statement: 10, max_concurrent_statements: 2 })
+    const bundledUser = bundle.users.find((u: { username: string }) => u.username === user.username)
+    expect(bundledUser.limits).toEqual({ max_statements_per_minute: 30 })
+    // The role's concurrency limit is left out of the bundle: applying it removes it.
+    bundledRole.limits = { max_rows_per_statement: 20 }
+    const applied = await ctx.json('POST', '/api/v1/policy-bundles', { body: { bundle } })
+    expect(applied.status).toBe(200)
+    expect(applied.body.steps).toContainEqual({
+      action: 'update',
+      kind: 'role',
+      name,
+      fields: ['limits'],
+    })
+    expect((await ctx.store.roles.get(role.id)).limits).toEqual({ max_rows_per_statement: 20 })
+    expect((await ctx.store.users.get(user.id)).limits).toEqual({ max_statements_per_minute: 30 })
   })
 })

@@ -34,7 +34,7 @@ const positiveInt = v.nullish(
 export const limitsSchema = v.strictObject(
   {
     max_rows_per_statement: positiveInt,
-    on_row_limit: v.optional(v.picklist(['error', 'truncate'], 'expected error or truncate')),
+    on_row_limit: v.nullish(v.picklist(['error', 'truncate'], 'expected error or truncate')),
     max_statements_per_minute: positiveInt,
     max_concurrent_statements: positiveInt,
   },
@@ -63,7 +63,7 @@ export function normalizeLimits(input: LimitsInput | null): Limits | null {
   return Object.keys(out).length === 0 ? null : out
 }
 
-/** A checked `limits` body: a key set to null clears it. */
+/** A checked `limits` body: a key set to null clears it (`on_row_limit`: back to `error`). */
 export type LimitsInput = v.InferOutput<typeof limitsSchema>
 
 /**
