@@ -233,6 +233,10 @@ export class UpstreamRelay {
         wait = undefined
       }
       if (out.ended) return
+      // After a row-limit cut, the cancel lands before anything more is read: under transaction
+      // pooling the answer's end gives the backend back, and a late cancel must not find it
+      // running another client's statement.
+      if (this.#cancelling) await this.#cancelled()
       let frames: BackendFrame[]
       try {
         frames = await this.#upstream.read()
@@ -248,11 +252,13 @@ export class UpstreamRelay {
       for (const frame of frames) this.#handle(frame, emit)
     }
     // A cancel that lands late must find the backend idle, not running the next statement.
-    if (this.#cancelling) {
-      const cancelling = this.#cancelling
-      this.#cancelling = undefined
-      await cancelling
-    }
+    if (this.#cancelling) await this.#cancelled()
+  }
+
+  async #cancelled(): Promise<void> {
+    const cancelling = this.#cancelling
+    this.#cancelling = undefined
+    await cancelling
   }
 
   #handle(frame: BackendFrame, emit: (bytes: Uint8Array) => void): void {
