@@ -233,7 +233,13 @@ export function runUserLimitCases(name: string, makeHarness: MakeHarness): void 
     })
 
     it('counts refusals and cuts in the metrics, by limit', async () => {
+      const cut = /limit="rows_error"\} (\d+)/
+      const before = Number(cut.exec((await metrics.render()).body)?.[1] ?? 0)
+      const { connect } = await userWith({ max_rows_per_statement: 1 })
+      const client = await connect()
+      expect((await failure(client.query(`${series(3)} LIMIT $1`, [3]))).code).toBe('54000')
       const text = (await metrics.render()).body
+      expect(Number(cut.exec(text)?.[1])).toBe(before + 1)
       expect(text).toMatch(
         /palisade_statements_limited_total\{datasource="shop",limit="rows_error"\} [1-9]/,
       )

@@ -420,7 +420,7 @@ export class ExtendedProtocol {
             if (left) this.#leaving.push(left)
           }
         }
-        const truncated = error ? null : rowCapOutcome(this.#ctx, rows)
+        const truncated = rowCapOutcome(this.#ctx, rows)
         const statement = portal?.statement
         if (!error && statement?.setting?.name === 'application_name') {
           audit.clientInfo = statement.setting.value ?? this.#ctx.startupApplicationName
