@@ -86,6 +86,7 @@ export class LocalStatementGate implements StatementGate {
     const { maxConcurrentStatements: concurrent, maxStatementsPerMinute: perMinute } = user.limits
     let counts = this.#users.get(user.id)
     if (!counts) {
+      if (this.#users.size >= SWEEP_AT) this.#sweep()
       counts = { running: 0, window: 0, count: 0 }
       this.#users.set(user.id, counts)
     }
@@ -110,9 +111,17 @@ export class LocalStatementGate implements StatementGate {
       if (released) return
       released = true
       held.running--
-      if (held.running === 0 && held.window < Math.floor(this.#now() / WINDOW_MS)) {
-        this.#users.delete(user.id)
-      }
+    }
+  }
+
+  /** Forgets the users with nothing running and no count in the current window. */
+  #sweep(): void {
+    const window = Math.floor(this.#now() / WINDOW_MS)
+    for (const [id, counts] of this.#users) {
+      if (counts.running === 0 && counts.window < window) this.#users.delete(id)
     }
   }
 }
+
+/** Users kept before the gate forgets those with nothing to remember. */
+const SWEEP_AT = 10_000
