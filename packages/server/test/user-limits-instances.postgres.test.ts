@@ -163,6 +163,19 @@ for (const poolMode of ['session', 'transaction'] as const) {
       )
     }, 30_000)
 
+    it('admits exactly as many statements as the limit when both instances race', async () => {
+      const user = await a.store.users.create(
+        { username: `race_${Math.random().toString(36).slice(2, 8)}`, password: PASSWORD },
+        shop.admin.id,
+      )
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 ? a : b).store.statementCounters.enter(user.id, { concurrent: 2 }),
+        ),
+      )
+      expect(answers.filter((x) => x.admitted)).toHaveLength(2)
+    })
+
     it('shows the user limits and the effective limits through the admin API', async () => {
       const username = await userWith({ max_rows_per_statement: 2 })
       const users = await api('GET', `/users?search=${username}`)
