@@ -10,6 +10,7 @@ export type {
   DecisionFunction,
   EffectiveMember,
   IdentityProvider,
+  Limits,
   ObjectTags,
   Policy,
   QueryAuditEntry,

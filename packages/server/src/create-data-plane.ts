@@ -3,6 +3,7 @@ import type { Store } from '@palisade/store'
 import { type DataPlaneConfig, DEFAULT_DATA_PLANE_CONFIG } from './config.js'
 import type { DataPlaneBackend } from './data-plane/backend.js'
 import { type SessionEvent, SessionRegistry } from './data-plane/live-session.js'
+import { LocalStatementGate, type StatementGate } from './data-plane/statement-gate.js'
 import { createStoreBackend } from './data-plane/store-backend.js'
 import { LoginGuard } from './logins/login-guard.js'
 import { LoginThrottle } from './logins/login-throttle.js'
@@ -45,6 +46,11 @@ export interface DataPlaneOptions extends Partial<DataPlaneConfig> {
   observer?: DataPlaneObserver
   /** How identity providers' keys are fetched and cached (token logins; docs/sso.md). */
   issuerKeys?: IssuerKeysOptions
+  /**
+   * Where rate and concurrency limits are counted (docs/roles-and-access.md#limits); default:
+   * the backend's (shared by the instances of a PostgreSQL store), else in this process.
+   */
+  statementGate?: StatementGate
 }
 
 /** A running data plane. */
@@ -133,6 +139,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
         literalParameters: config.literalParameters,
         rewriter: options.observer ? timedRewriter(rewriter, options.observer) : rewriter,
         observer: options.observer,
+        gate: options.statementGate ?? backend.statementGate?.() ?? new LocalStatementGate(),
         requireTls: config.requireTls,
         tokenLogins: config.tokenLogins
           ? {

@@ -33,6 +33,13 @@ export type {
   SessionChange,
 } from './data-plane/backend.js'
 export type { SessionEvent } from './data-plane/live-session.js'
+export {
+  type GatedUser,
+  type LeaveStatement,
+  LimitError,
+  LocalStatementGate,
+  type StatementGate,
+} from './data-plane/statement-gate.js'
 export { createStoreBackend } from './data-plane/store-backend.js'
 export { type AdminAppOptions, createAdminApp } from './http/index.js'
 export { createLogger, type Logger, type LogLevel } from './logging/logger.js'

@@ -52,6 +52,7 @@ import type { StoreContext } from './kernel/context.js'
 import type { Db, StoreDriver } from './kernel/db.js'
 import { runMutation, runTransaction } from './kernel/mutation.js'
 import { loadSecretKey, SecretBox } from './kernel/secret-box.js'
+import { StatementCounters } from './limits/statement-counters.js'
 import { AssignmentsService } from './policies/assignments-service.js'
 import { PoliciesService } from './policies/policies-service.js'
 import { RelationshipsService } from './relationships/relationships-service.js'
@@ -96,6 +97,11 @@ export interface CreateStoreOptions {
 export interface Store {
   readonly kind: 'pglite' | 'postgres'
   readonly users: UsersService
+  /**
+   * Statement counts of users with rate or concurrency limits, shared by the instances on this
+   * store (docs/roles-and-access.md#limits).
+   */
+  readonly statementCounters: StatementCounters
   readonly roles: RolesService
   readonly datasources: DatasourcesService
   readonly access: AccessService
@@ -303,6 +309,7 @@ export async function createStore(options: CreateStoreOptions = {}): Promise<Sto
     transaction,
     kind: driver.kind,
     users,
+    statementCounters: new StatementCounters(driver.db),
     roles: new RolesService(context),
     datasources: new DatasourcesService(context),
     access: new AccessService(context),

@@ -167,6 +167,14 @@ export {
   ValidationError,
 } from './kernel/errors.js'
 export {
+  type EffectiveLimits,
+  effectiveLimitsView,
+  hasLimits,
+  type Limits,
+  type RowLimitAction,
+  tightestLimits,
+} from './kernel/limits.js'
+export {
   AUDIT_ACTIONS,
   AUDIT_RESOURCE_TYPES,
   type AuditAction,
@@ -175,6 +183,12 @@ export {
 } from './kernel/mutation.js'
 export type { Page, PageInput } from './kernel/pagination.js'
 export type { EffectiveMember } from './kernel/role-graph.js'
+export {
+  type CounterAdmission,
+  type CounterLimits,
+  SLOT_TTL_MS,
+  type StatementCounters,
+} from './limits/statement-counters.js'
 export type {
   Assignment,
   AssignmentsService,
@@ -198,7 +212,10 @@ export type { RelationshipsService } from './relationships/relationships-service
 export type { RoleDetail, RoleImpact } from './roles/role-detail.js'
 export type { Role } from './roles/role-rows.js'
 export type { CreateRoleInput, RolesService } from './roles/roles-service.js'
-export type { SessionContextBuilder } from './sessions/session-context-builder.js'
+export type {
+  LimitedSessionInput,
+  SessionContextBuilder,
+} from './sessions/session-context-builder.js'
 export {
   createScramVerifier,
   formatScramVerifier,

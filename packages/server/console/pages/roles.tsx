@@ -7,6 +7,7 @@ import { ActionError, Checkbox, Select, TextField, useAction } from '../ui/forms
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
 import { Show, useLoad } from '../ui/states'
+import { LimitsCard } from './limits-card'
 
 export function RolesPage() {
   const list = usePaged<Role>('/roles')
@@ -78,6 +79,7 @@ export function RolePage(props: { id: string }) {
           <>
             <h1 tabIndex={-1}>Role {r.name}</h1>
             <RoleSettings role={r} onSaved={role.reload} />
+            <LimitsCard path={`/roles/${r.id}`} limits={r.limits} onSaved={role.reload} />
             <RoleMembers role={r} onChanged={role.reload} />
             <RoleParents role={r} onChanged={role.reload} />
             <EffectiveMembers id={r.id} version={r} />

@@ -6,6 +6,7 @@ import { ActionError, Checkbox, Select, TextField, useAction } from '../ui/forms
 import { PagerFor, useOptions, usePaged } from '../ui/paged'
 import { Link, navigate } from '../ui/router'
 import { Show, useLoad } from '../ui/states'
+import { LimitsCard } from './limits-card'
 import { UserAccess } from './user-access'
 import { UserIdentityLink } from './user-identity'
 
@@ -112,6 +113,7 @@ export function UserPage(props: { id: string }) {
             <h1 tabIndex={-1}>User {u.username}</h1>
             <EditUser user={u} onSaved={user.reload} />
             <UserAttributes user={u} onSaved={user.reload} />
+            <LimitsCard path={`/users/${u.id}`} limits={u.limits} onSaved={user.reload} effective />
             <UserRoles user={u} />
             <UserIdentityLink user={u} />
             <UserAccess user={u} />

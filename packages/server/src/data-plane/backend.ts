@@ -2,6 +2,7 @@ import type { SessionInput } from '@palisade/core'
 import type { ChangeEvent, LoginAuditRecord, QueryAuditRecord } from '@palisade/store'
 import type { FailureReason } from '../logins/login-guard.js'
 import type { UpstreamConfig } from '../upstream/upstream.types.js'
+import type { StatementGate } from './statement-gate.js'
 
 /** The stored parts of a SCRAM-SHA-256 verifier, base64 encoded. */
 export interface ScramCredentials {
@@ -63,4 +64,9 @@ export interface DataPlaneBackend {
    * checked against the user's SCRAM verifier (`expiresAt` null).
    */
   checkCleartext?(username: string, password: string): Promise<CleartextCheck>
+  /**
+   * Where rate and concurrency limits are counted when several instances share the store
+   * (docs/roles-and-access.md#limits); absent: in this process.
+   */
+  statementGate?(): StatementGate | undefined
 }

@@ -1,4 +1,5 @@
 import type { CompiledSession, SessionInput } from '@palisade/core'
+import { type EffectiveLimits, hasLimits, type LimitedSessionInput } from '@palisade/store'
 import { WireError, WireSqlState } from '../wire/wire-error.js'
 import type { DataPlaneBackend, SessionChange } from './backend.js'
 import { CompiledSessions } from './compiled-sessions.js'
@@ -53,6 +54,7 @@ export class LiveSession {
   readonly datasourceName: string
   #compiled: CompiledSession
   #input: SessionInput
+  #limits: EffectiveLimits | undefined
   #stale = false
   #removed = false
   #generation = 0
@@ -67,6 +69,7 @@ export class LiveSession {
     this.datasourceName = input.datasource.name
     this.#compiled = compiled
     this.#input = input
+    this.#limits = limitsOf(input)
     this.#backend = backend
   }
 
@@ -111,6 +114,14 @@ export class LiveSession {
    */
   endAt(endsAt: number): void {
     this.#endsAt = endsAt
+  }
+
+  /**
+   * The user's effective limits (docs/roles-and-access.md#limits) as of the last build; undefined
+   * when none is set, so users without limits cost nothing per statement.
+   */
+  get limits(): EffectiveLimits | undefined {
+    return this.#limits
   }
 
   /** Marks the session for a rebuild before its next statement. */
@@ -161,6 +172,7 @@ export class LiveSession {
           input = withServerVersion(input, this.#input.datasource.serverVersion)
           this.#compiled = await planeOf(this.#backend).compiled.compile(input)
           this.#input = input
+          this.#limits = limitsOf(input)
           this.#generation++
         }
       } catch {
@@ -260,6 +272,11 @@ export class SessionRegistry {
   close(): void {
     this.#unsubscribe()
   }
+}
+
+function limitsOf(input: SessionInput): EffectiveLimits | undefined {
+  const limits = (input as LimitedSessionInput).limits
+  return hasLimits(limits) ? limits : undefined
 }
 
 function withServerVersion(input: SessionInput, serverVersion: number | undefined): SessionInput {

@@ -11,6 +11,7 @@ import type {
   SessionChange,
 } from './backend.js'
 import { SessionInputCache } from './session-input-cache.js'
+import { SharedStatementGate } from './shared-statement-gate.js'
 
 /** A data-plane login updates `last_login_at` at most this often per user. */
 const LOGIN_RECORD_INTERVAL_MS = 5000
@@ -33,7 +34,11 @@ export function createStoreBackend(store: Store, sso: TokenLoginOptions = {}): D
       .catch(() => {})
   })
   const loginsRecorded = new Map<string, number>()
+  // Only a PostgreSQL store is shared by several instances; the embedded one counts in process.
+  const gate =
+    store.kind === 'postgres' ? new SharedStatementGate(store.statementCounters) : undefined
   return {
+    statementGate: () => gate,
     async scramCredentials(username): Promise<ScramCredentials> {
       const info = await reachStore(() => store.getUserForAuth(username))
       return {

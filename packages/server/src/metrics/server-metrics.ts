@@ -19,7 +19,15 @@ export interface DataPlaneObserver {
   refused(sqlstate: string): void
   /** One token login (docs/sso.md): accepted or refused, and the time verification took. */
   tokenLogin?(accepted: boolean, elapsedMs: number): void
+  /**
+   * A statement refused by a rate or concurrency limit, or cut by a row limit
+   * (docs/roles-and-access.md#limits).
+   */
+  limited?(datasource: string, limit: StatementLimitKind): void
 }
+
+/** The `limit` label of `palisade_statements_limited_total`. */
+export type StatementLimitKind = 'rate' | 'concurrency' | 'rows_error' | 'rows_truncated'
 
 /** What the metrics read at scrape time. */
 export interface MetricSources {
@@ -68,6 +76,7 @@ export class ServerMetrics implements DataPlaneObserver {
   readonly #tokenLoginSeconds: Histogram
   readonly #upstreamEvents: Counter<'datasource' | 'event'>
   readonly #changeLag: Histogram
+  readonly #limited: Counter<'datasource' | 'limit'>
 
   constructor() {
     for (const metric of processMetrics('palisade_')) this.registry.register(metric)
@@ -122,6 +131,11 @@ export class ServerMetrics implements DataPlaneObserver {
       help: "Time from another instance's committed change to its arrival here (clocks must agree)",
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
     })
+    this.#limited = this.registry.counter({
+      name: 'palisade_statements_limited_total',
+      help: 'Statements refused by a rate or concurrency limit, or cut by a row limit (error or truncate), by datasource and limit',
+      labelNames: ['datasource', 'limit'],
+    })
     this.#scraped()
   }
 
@@ -133,6 +147,10 @@ export class ServerMetrics implements DataPlaneObserver {
   /** The exposition text and its content type. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.render() }
+  }
+
+  limited(datasource: string, limit: StatementLimitKind): void {
+    this.#limited.inc({ datasource, limit })
   }
 
   statement(datasource: string, status: string, elapsedMs: number | null): void {

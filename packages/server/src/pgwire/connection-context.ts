@@ -1,7 +1,10 @@
 import type { RewritePool } from '@palisade/core'
 import type { LiveSession } from '../data-plane/live-session.js'
 import type { QueryAudit } from '../data-plane/query-audit.js'
+import type { StatementGate } from '../data-plane/statement-gate.js'
+import type { DataPlaneObserver } from '../metrics/server-metrics.js'
 import type { CursorRegistry } from './cursor-registry.js'
+import type { RowCap } from './row-cap.js'
 import type { UpstreamRelay } from './upstream-relay.js'
 
 /** Rewrites a statement: at once, or (a long one, in a worker) as a promise. */
@@ -22,6 +25,12 @@ export interface ConnectionContext {
   readonly startupApplicationName: string
   /** Whether a statement's literal parameters are used upstream (docs/rewrite.md). */
   readonly literalParameters: boolean
+  /** Rate and concurrency limits of users that have them (docs/roles-and-access.md#limits). */
+  readonly gate: StatementGate
+  /** The row count of each open cursor, for a row limit across its FETCHes. */
+  readonly rowCaps: Map<string, RowCap>
+  /** Metrics (absent: none kept). */
+  readonly observer?: DataPlaneObserver | undefined
 }
 
 /** Quotes a string literal for SQL the proxy writes itself. */

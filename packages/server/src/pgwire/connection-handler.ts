@@ -6,6 +6,7 @@ import {
   serverVersionNumber,
 } from '../data-plane/live-session.js'
 import { QueryAudit } from '../data-plane/query-audit.js'
+import type { StatementGate } from '../data-plane/statement-gate.js'
 import type { LoginAttempt, LoginGuard } from '../logins/login-guard.js'
 import type { DataPlaneObserver } from '../metrics/server-metrics.js'
 import { MAX_TOKEN_BYTES } from '../sso/token-shape.js'
@@ -63,6 +64,8 @@ export interface ConnectionServices {
   rewriter: Rewriter
   /** Metrics of statements, rewrites and refused connections (absent: none kept). */
   observer?: DataPlaneObserver | undefined
+  /** Rate and concurrency limits (docs/roles-and-access.md#limits). */
+  gate: StatementGate
   /** Reject plaintext startups with FATAL 28000. */
   requireTls: boolean
   /** Token logins (docs/sso.md); absent: off, every login is SCRAM. */
@@ -332,6 +335,9 @@ export class ConnectionHandler implements MessageHandler {
       rewriter: this.#services.rewriter,
       startupApplicationName: this.#applicationName,
       literalParameters: this.#services.literalParameters,
+      gate: this.#services.gate,
+      rowCaps: new Map(),
+      observer: this.#services.observer,
     }
     this.#ctx = ctx
     this.#extended = new ExtendedProtocol(ctx)

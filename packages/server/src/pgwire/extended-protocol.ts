@@ -6,6 +6,7 @@ import {
   type ScrubbedError,
 } from '@palisade/core'
 import { serialize } from 'pg-protocol'
+import type { LeaveStatement } from '../data-plane/statement-gate.js'
 import { errorResponse, toWireFields } from '../wire/error-response.js'
 import { WireError, WireSqlState } from '../wire/wire-error.js'
 import { malformed, type WireReader } from '../wire/wire-reader.js'
@@ -19,7 +20,9 @@ import { deallocateTarget, extendedStatement } from './extended-statement-check.
 import { Frontend } from './frontend-messages.js'
 import { refusedMessageText } from './refused-message.js'
 import { RepeatedStatements } from './repeated-statements.js'
+import type { RowCap } from './row-cap.js'
 import { runAsPrepared } from './simple-as-prepared.js'
+import { enterStatement, rowCapOf, rowCapOutcome } from './statement-limits.js'
 
 /** Messages that rewrite or look up statements: the session must be current for them. */
 const NEEDS_SESSION = new Set<number>([Frontend.Parse, Frontend.Bind, Frontend.Describe])
@@ -31,6 +34,8 @@ interface Portal {
   originalSql: string
   statement: RewrittenStatement | undefined
   generation: number
+  /** Its row limit, counted across its Executes (docs/roles-and-access.md#limits). */
+  rows: RowCap | undefined
 }
 
 /**
@@ -49,6 +54,11 @@ export class ExtendedProtocol {
   /** Simple-protocol SELECTs this connection repeats: prepared upstream from the third run. */
   readonly #repeated = new RepeatedStatements()
   #skipping = false
+  /** Store round trips giving back the places of ended statements (shared limits). */
+  readonly #leaving: Promise<void>[] = []
+  /** Executes sent upstream whose answers have not ended, and what ends them for the gate. */
+  #running = 0
+  readonly #held: LeaveStatement[] = []
   #lastUpstreamName = ''
   #lastUpstreamNameBytes = Buffer.from([0])
 
@@ -108,8 +118,7 @@ export class ExtendedProtocol {
         this.#describe(reader)
         return
       case Frontend.Execute:
-        this.#execute(reader, bytes)
-        return
+        return this.#execute(reader, bytes)
       case Frontend.Close:
         this.#close(reader)
         return
@@ -121,7 +130,14 @@ export class ExtendedProtocol {
   sync(out: ClientOutput): Promise<void> {
     this.#skipping = false
     this.#ctx.relay.send(SYNC, { terminals: 'Z' })
-    return this.#ctx.relay.drainTo(out)
+    const drained = this.#ctx.relay.drainTo(out)
+    // A user with limits: the statements' places are given back before the round trip ends.
+    if (this.#leaving.length === 0 && this.#ctx.live.limits === undefined) return drained
+    return drained.then(() => this.#left())
+  }
+
+  async #left(): Promise<void> {
+    while (this.#leaving.length > 0) await this.#leaving.shift()
   }
 
   /** Flush: asks the upstream for what it has buffered and relays the answers due. */
@@ -193,12 +209,13 @@ export class ExtendedProtocol {
     statement: RewrittenStatement,
     onError: (error: ScrubbedError) => void,
     onDone: (error: ScrubbedError | undefined) => void,
+    rows?: RowCap,
   ): boolean {
     if (statement.kind !== 'select' || PARAMETER.test(statement.sql)) return false
     // Numbers as parameters: one upstream statement serves the shape, whatever the numbers.
     const parameters = this.#ctx.literalParameters ? statement.parameters : undefined
     if (!this.#repeated.repeated(parameters?.sql ?? statement.sql)) return false
-    runAsPrepared(this.#ctx, this.#statements, statement, parameters, onError, onDone)
+    runAsPrepared(this.#ctx, this.#statements, statement, parameters, onError, onDone, rows)
     return true
   }
 
@@ -288,6 +305,7 @@ export class ExtendedProtocol {
       originalSql: prepared.originalSql,
       statement: prepared.statement,
       generation: this.#ctx.live.generation,
+      rows: rowCapOf(this.#ctx, prepared.statement),
     })
     this.#ctx.relay.send(frame, {
       terminals: '2',
@@ -334,7 +352,7 @@ export class ExtendedProtocol {
     }
   }
 
-  #execute(reader: WireReader, bytes: Uint8Array): void {
+  #execute(reader: WireReader, bytes: Uint8Array): Promise<void> | undefined {
     const name = reader.cstring()
     reader.int32()
     reader.end()
@@ -349,15 +367,60 @@ export class ExtendedProtocol {
     if (stale) {
       audit.rejected(portal.originalSql, stale, performance.now() - started)
       this.#fail(stale)
-      return
+      return undefined
     }
+    // Rate and concurrency limits: a refused Execute never runs upstream.
+    let entered: ReturnType<typeof enterStatement>
+    try {
+      entered = enterStatement(this.#ctx, portal?.statement, this.#running > 0)
+    } catch (error) {
+      audit.rejected(portal?.originalSql ?? '', error, performance.now() - started)
+      this.#fail(error)
+      return undefined
+    }
+    if (entered instanceof Promise) {
+      return entered.then(
+        (leave) => this.#run(bytes, portal, started, leave),
+        (error: unknown) => {
+          audit.rejected(portal?.originalSql ?? '', error, performance.now() - started)
+          this.#fail(error)
+        },
+      )
+    }
+    this.#run(bytes, portal, started, entered)
+    return undefined
+  }
+
+  /** Sends an admitted Execute upstream; its answer's end audits it and ends it for the gate. */
+  #run(
+    bytes: Uint8Array,
+    portal: Portal | undefined,
+    started: number,
+    leave: LeaveStatement | undefined,
+  ): void {
+    const { audit } = this.#ctx
+    this.#running++
     // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
     if (portal?.statement?.cursor?.hold) this.#ctx.relay.pin()
+    // A FETCH counts against its cursor's limit, a portal's Executes against the portal's.
+    const rows =
+      portal?.statement?.kind === 'fetch' ? rowCapOf(this.#ctx, portal.statement) : portal?.rows
     this.#ctx.relay.send(bytes, {
       terminals: 'CIs',
       originalSql: portal?.originalSql,
+      rows,
       ...explainReshape(portal?.statement),
       onDone: (error) => {
+        this.#running--
+        if (leave) this.#held.push(leave)
+        // The batch's place is given back once its last statement ended.
+        if (this.#running === 0) {
+          for (const held of this.#held.splice(0)) {
+            const left = held()
+            if (left) this.#leaving.push(left)
+          }
+        }
+        const truncated = rowCapOutcome(this.#ctx, rows)
         const statement = portal?.statement
         if (!error && statement?.setting?.name === 'application_name') {
           audit.clientInfo = statement.setting.value ?? this.#ctx.startupApplicationName
@@ -372,7 +435,7 @@ export class ExtendedProtocol {
             statement?.originalSql === portal?.originalSql ? statement?.template : undefined,
           elapsedMs: performance.now() - started,
           status: error ? 'error' : 'success',
-          errorMessage: error?.message ?? null,
+          errorMessage: error?.message ?? truncated,
         })
       },
     })

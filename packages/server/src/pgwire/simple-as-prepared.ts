@@ -2,6 +2,7 @@ import type { LiteralParameters, RewrittenStatement, ScrubbedError } from '@pali
 import { serialize } from 'pg-protocol'
 import { type ClientStatements, NO_TYPES } from './client-statements.js'
 import type { ConnectionContext } from './connection-context.js'
+import type { RowCap } from './row-cap.js'
 
 /** Describe and Execute of the unnamed portal, and Sync: the same bytes every time. */
 const DESCRIBE_EXECUTE_SYNC = Buffer.concat([
@@ -24,6 +25,7 @@ export function runAsPrepared(
   parameters: LiteralParameters | undefined,
   onError: (error: ScrubbedError) => void,
   onDone: (error: ScrubbedError | undefined) => void,
+  rows?: RowCap,
 ): void {
   const name = statements.prepareText(
     parameters ? parameters.sql : statement.sql,
@@ -39,6 +41,7 @@ export function runAsPrepared(
     hidden: '2Z',
     originalSql: statement.originalSql,
     onDone,
+    rows,
   })
 }
 

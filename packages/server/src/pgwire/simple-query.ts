@@ -1,5 +1,6 @@
 import type { RewrittenStatement, ScrubbedError } from '@palisade/core'
 import { serialize } from 'pg-protocol'
+import type { LeaveStatement } from '../data-plane/statement-gate.js'
 import { errorResponse, toWireFields } from '../wire/error-response.js'
 import { WireError } from '../wire/wire-error.js'
 import { emptyQueryResponse, readyForQuery } from './backend-messages.js'
@@ -7,6 +8,7 @@ import type { ClientOutput } from './client-socket.js'
 import { type ConnectionContext, quoteLiteral } from './connection-context.js'
 import { ExplainAnswer } from './explain-answer.js'
 import type { ExtendedProtocol } from './extended-protocol.js'
+import { enterStatement, rowCapOf, rowCapOutcome } from './statement-limits.js'
 
 /**
  * Answers a Query refused before anything ran (a rejected statement, or a message that is not
@@ -93,6 +95,19 @@ export async function simpleQuery(
           continue
         }
       }
+      // Rate and concurrency limits: a refused statement never runs upstream.
+      let leave: LeaveStatement | undefined
+      try {
+        const entered = enterStatement(ctx, statement)
+        leave = entered instanceof Promise ? await entered : entered
+      } catch (error) {
+        if (error instanceof WireError && error.fatal) throw error
+        audit.rejected(statement.originalSql, error, performance.now() - started)
+        await answerRefusal(ctx, error, out)
+        failed = true
+        continue
+      }
+      const rows = rowCapOf(ctx, statement)
       // A WITH HOLD cursor outlives the transaction: the client keeps its upstream session.
       if (statement.cursor?.hold) relay.pin()
       let upstreamError: string | undefined
@@ -104,19 +119,23 @@ export async function simpleQuery(
         answered = true
         onError(error)
       }
-      if (!answered && !extended.sendAsPrepared(statement, onError, onDone)) {
+      if (!answered && !extended.sendAsPrepared(statement, onError, onDone, rows)) {
         relay.send(serialize.query(upstreamSql(ctx, statement)), {
           terminals: 'Z',
           hidden: 'Z',
           originalSql: statement.originalSql,
           onDone,
+          rows,
           ...(statement.explain ? { reshape: new ExplainAnswer(statement.explain) } : {}),
         })
       }
       try {
         await relay.drainTo(out)
       } finally {
+        const left = leave?.()
+        if (left) await left
         if (!answered) upstreamError = 'the connection ended before the answer was complete'
+        const truncated = rowCapOutcome(ctx, rows)
         // Also when the client or the upstream went away mid-answer (the relay then ends the
         // request with an error): every statement that ran has its audit row.
         audit.record({
@@ -127,7 +146,7 @@ export async function simpleQuery(
           template: statement.template,
           elapsedMs: performance.now() - started,
           status: upstreamError === undefined ? 'success' : 'error',
-          errorMessage: upstreamError ?? null,
+          errorMessage: upstreamError ?? truncated,
         })
       }
       // The client is gone: run nothing more (what was sent is audited as it ends).

@@ -3,11 +3,14 @@ import { serialize } from 'pg-protocol'
 import type { BackendFrame, UpstreamSession } from '../upstream/upstream.types.js'
 import { errorResponse } from '../wire/error-response.js'
 import { WireError, WireSqlState } from '../wire/wire-error.js'
-import type { TransactionStatus } from './backend-messages.js'
+import { readyForQuery, type TransactionStatus } from './backend-messages.js'
 import type { ClientOutput } from './client-socket.js'
+import type { RowCap } from './row-cap.js'
 import { decodeErrorFields } from './upstream-error.js'
 
 const code = (c: string) => c.charCodeAt(0)
+const C = code('C')
+const D = code('D')
 const E = code('E')
 const N = code('N')
 const Z = code('Z')
@@ -48,6 +51,8 @@ export interface UpstreamRequest {
   reshape?: FrameReshaper
   /** Called once when the answer ends: with the scrubbed error when it failed. */
   onDone?: (error: ScrubbedError | undefined) => void
+  /** The statement's row limit (docs/roles-and-access.md#limits); shared by a portal's Executes. */
+  rows?: RowCap | undefined
 }
 
 /** Rewrites an answer frame by frame: replacement bytes, or undefined to relay nothing. */
@@ -73,8 +78,14 @@ class Pending {
   readonly onFrame: UpstreamRequest['onFrame']
   readonly reshape: FrameReshaper | undefined
   readonly onDone: UpstreamRequest['onDone']
+  readonly rows: RowCap | undefined
   /** The error that failed this request; reported when its answer ends at the Sync. */
   failed: ScrubbedError | undefined = undefined
+  /**
+   * Its answer is dropped, not relayed: it went past its row limit in `error` mode, or came after
+   * one in the same batch (the client skips to Sync, as after any error).
+   */
+  discarding = false
 
   constructor(local: Buffer | undefined, request: UpstreamRequest | undefined) {
     this.local = local
@@ -87,6 +98,7 @@ class Pending {
     this.onFrame = request?.onFrame
     this.reshape = request?.reshape
     this.onDone = request?.onDone
+    this.rows = request?.rows
   }
 }
 
@@ -102,6 +114,10 @@ export class UpstreamRelay {
   readonly #pending: Pending[] = []
   #status: TransactionStatus = 'I'
   #skipToSync = false
+  /** A CancelRequest sent after a row limit cut a statement; awaited before the next one. */
+  #cancelling: Promise<void> | undefined
+  /** A row limit failed a statement of the extended-protocol batch whose Sync is due. */
+  #cutDue = false
 
   constructor(upstream: UpstreamSession, session: () => CompiledSession) {
     this.#upstream = upstream
@@ -217,6 +233,10 @@ export class UpstreamRelay {
         wait = undefined
       }
       if (out.ended) return
+      // After a row-limit cut, the cancel lands before anything more is read: under transaction
+      // pooling the answer's end gives the backend back, and a late cancel must not find it
+      // running another client's statement.
+      if (this.#cancelling) await this.#cancelled()
       let frames: BackendFrame[]
       try {
         frames = await this.#upstream.read()
@@ -231,6 +251,14 @@ export class UpstreamRelay {
       }
       for (const frame of frames) this.#handle(frame, emit)
     }
+    // A cancel that lands late must find the backend idle, not running the next statement.
+    if (this.#cancelling) await this.#cancelled()
+  }
+
+  async #cancelled(): Promise<void> {
+    const cancelling = this.#cancelling
+    this.#cancelling = undefined
+    await cancelling
   }
 
   #handle(frame: BackendFrame, emit: (bytes: Uint8Array) => void): void {
@@ -247,6 +275,22 @@ export class UpstreamRelay {
       return
     }
     head.onFrame?.(frame)
+    if (head.discarding) {
+      this.#discard(head, frame, emit)
+      return
+    }
+    if (frame.code === D && head.rows && !head.rows.admit()) {
+      if (head.rows.action === 'error') this.#cut(head, emit)
+      return
+    }
+    if (frame.code === C && head.rows?.cut) {
+      emit(head.rows.truncatedEnd(frame.bytes))
+      if (head.terminals.has(C)) {
+        this.#pending.shift()
+        head.onDone?.(head.failed)
+      }
+      return
+    }
     if (frame.code === E) {
       const fields = decodeErrorFields(frame.bytes)
       if (fields.severity === 'FATAL' || fields.severity === 'PANIC') {
@@ -269,7 +313,19 @@ export class UpstreamRelay {
       return
     }
     if (frame.code === Z) {
-      this.#status = String.fromCharCode(frame.bytes[5] ?? 73) as TransactionStatus
+      this.#status = statusOf(frame)
+      if (this.#cutDue && head.terminals.has(Z)) {
+        // The client heard a row-limit error: its transaction block has failed, also when the
+        // cancel came too late to fail the upstream's.
+        this.#cutDue = false
+        if (this.#status === 'T') {
+          this.#pending.shift()
+          head.onDone?.(head.failed)
+          emit(readyForQuery('E'))
+          this.#failTransaction()
+          return
+        }
+      }
       if (!head.terminals.has(Z)) {
         // Only a Sync is answered with ReadyForQuery: whatever was due before it never comes.
         const syncAt = this.#pending.findIndex((p) => p.terminals.has(Z))
@@ -291,6 +347,65 @@ export class UpstreamRelay {
     }
   }
 
+  /**
+   * A row past the limit in `error` mode: the client gets 54000 now; the rest of the answer, and
+   * of the requests up to the next Sync (skipped, as after any error), is dropped; the upstream
+   * statement is cancelled so it does not run on.
+   */
+  #cut(head: Pending, emit: (bytes: Uint8Array) => void): void {
+    const error = (head.rows as RowCap).error()
+    emit(errorResponse(error))
+    head.failed = error
+    head.discarding = true
+    let syncAt = 1
+    for (; syncAt < this.#pending.length; syncAt++) {
+      const p = this.#pending[syncAt] as Pending
+      if (p.terminals.has(Z)) break
+      p.discarding = true
+      p.failed = skipped
+    }
+    if (!head.terminals.has(Z)) {
+      this.#cutDue = true
+      if (syncAt >= this.#pending.length) this.#skipToSync = true
+    }
+    this.#cancelling = this.#upstream.cancel().catch(() => {})
+  }
+
+  /**
+   * A frame of a dropped answer. It ends at its own terminal or error (extended protocol), or at
+   * ReadyForQuery (a simple query's statement). A transaction block the upstream did not fail
+   * (the cancel came after the statement ended) is failed here, as the client was told.
+   */
+  #discard(head: Pending, frame: BackendFrame, emit: (bytes: Uint8Array) => void): void {
+    if (frame.code === Z) {
+      if (head.terminals.has(Z)) {
+        this.#pending.shift()
+        this.#status = statusOf(frame)
+        this.#cutDue = false
+        head.onDone?.(head.failed)
+        if (this.#status === 'T') this.#failTransaction()
+        return
+      }
+      // The answers still due before the Sync never come.
+      const syncAt = this.#pending.findIndex((p) => p.terminals.has(Z))
+      const dropped = this.#pending.splice(0, syncAt < 0 ? this.#pending.length : syncAt)
+      for (const p of dropped) p.onDone?.(p.failed)
+      this.#handle(frame, emit)
+      return
+    }
+    if (!head.terminals.has(Z) && (frame.code === E || head.terminals.has(frame.code))) {
+      this.#pending.shift()
+      head.onDone?.(head.failed)
+    }
+  }
+
+  /** Fails the upstream transaction block without relaying anything (see `abortTransaction`). */
+  #failTransaction(): void {
+    this.#status = 'T'
+    this.#skipToSync = false
+    this.abortTransaction(true)
+  }
+
   #scrubFields(frame: BackendFrame, originalSql: string | undefined): ScrubbedError {
     return scrubUpstreamError(decodeErrorFields(frame.bytes), {
       session: this.#session(),
@@ -301,6 +416,11 @@ export class UpstreamRelay {
   #scrub(frame: BackendFrame, originalSql: string | undefined, kind: 'N'): Buffer {
     return errorResponse(this.#scrubFields(frame, originalSql), kind)
   }
+}
+
+/** The transaction status of a ReadyForQuery frame. */
+function statusOf(frame: BackendFrame): TransactionStatus {
+  return String.fromCharCode(frame.bytes[5] ?? 73) as TransactionStatus
 }
 
 /** An upstream error quoting the statement's upstream name quotes the client's instead. */

@@ -137,7 +137,7 @@ async function applySteps(
     const fields = changedFields(have, u, ['username'])
     if (fields.length === 0) continue
     await storeStepAt(`users[${u.username}]`, () =>
-      store.users.update(existing.id, pick(u, fields), actorId),
+      store.users.update(existing.id, withWholeLimits(pick(u, fields)), actorId),
     )
     note({ action: 'update', kind: 'user', name: u.username, fields })
   }
@@ -156,7 +156,7 @@ async function applySteps(
   )
   for (const r of bundle.roles) {
     const have = current.roles.find((x) => x.name === r.name)
-    const fields = ['description', 'is_active']
+    const fields = ['description', 'is_active', ...('limits' in r ? ['limits'] : [])]
     if (!have) {
       const created = await storeStepAt(`roles[${r.name}]`, () =>
         store.roles.create({ name: r.name, ...pick(r, fields) }, actorId),
@@ -168,7 +168,7 @@ async function applySteps(
     const changed = changedFields(pick(have, fields), pick(r, fields))
     if (changed.length === 0) continue
     await storeStepAt(`roles[${r.name}]`, () =>
-      store.roles.update(roleIds.get(r.name) as string, pick(r, changed), actorId),
+      store.roles.update(roleIds.get(r.name) as string, withWholeLimits(pick(r, changed)), actorId),
     )
     note({ action: 'update', kind: 'role', name: r.name, fields: changed })
   }
@@ -342,5 +342,23 @@ async function applySteps(
       store.attributes.delete(attrId(a) as string, { force: true }, actorId),
     )
     note({ action: 'delete', kind: 'attribute_definition', name })
+  }
+}
+
+/**
+ * A bundle's `limits` replace the stored ones whole (an update alone changes only the keys it
+ * sends): every key is sent, null where the bundle has none.
+ */
+function withWholeLimits(body: Record<string, unknown>): Record<string, unknown> {
+  if (!('limits' in body) || !body['limits']) return body
+  const limits = body['limits'] as Record<string, unknown>
+  return {
+    ...body,
+    limits: {
+      max_rows_per_statement: limits['max_rows_per_statement'] ?? null,
+      on_row_limit: limits['on_row_limit'] ?? null,
+      max_statements_per_minute: limits['max_statements_per_minute'] ?? null,
+      max_concurrent_statements: limits['max_concurrent_statements'] ?? null,
+    },
   }
 }

@@ -1,4 +1,4 @@
-import type { Page, ScopedStore } from '@palisade/store'
+import type { Limits, Page, ScopedStore } from '@palisade/store'
 import {
   type BundleIdentityProvider,
   bundleIdentityProviders,
@@ -45,6 +45,8 @@ export interface BundleUser {
   email: string | null
   display_name: string | null
   attributes: Record<string, unknown>
+  /** Present when set (docs/roles-and-access.md#limits); absent in a bundle: left as stored. */
+  limits?: Limits | null
 }
 
 export interface BundleRole {
@@ -55,6 +57,8 @@ export interface BundleRole {
   /** Windows of time-bound memberships by username. */
   member_windows?: BundleWindows
   parents: string[]
+  /** Present when set (docs/roles-and-access.md#limits); absent in a bundle: left as stored. */
+  limits?: Limits | null
 }
 
 export interface BundleDecisionFunction {
@@ -193,6 +197,7 @@ export async function exportBundle(
       members: sorted(detail.members.map((m) => m.username)),
       ...(memberWindows ? { member_windows: memberWindows } : {}),
       parents: sorted(detail.parent_roles.map((p) => p.name)),
+      ...(role.limits ? { limits: role.limits } : {}),
     })
   }
   const bundleDatasources: BundleDatasource[] = []
@@ -262,6 +267,7 @@ export async function exportBundle(
         attributes: Object.fromEntries(
           Object.entries(u.attributes).sort(([a], [b]) => compare(a, b)),
         ),
+        ...(u.limits ? { limits: u.limits } : {}),
       }))
       .sort((a, b) => compare(a.username, b.username)),
     roles: bundleRoles.sort(byName),

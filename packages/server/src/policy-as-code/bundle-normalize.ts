@@ -35,6 +35,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
       email: u.email ?? null,
       display_name: u.display_name ?? null,
       attributes: u.attributes ?? {},
+      ...optional('limits', u.limits),
     })),
     roles: list(b.roles).map((r) => ({
       name: r.name,
@@ -43,6 +44,7 @@ export function normalizeBundle(input: unknown): PolicyBundle {
       members: [...(r.members ?? [])].sort(),
       ...optional('member_windows', normalizeWindows(r.member_windows)),
       parents: [...(r.parents ?? [])].sort(),
+      ...optional('limits', r.limits),
     })),
     decision_functions: list(b.decision_functions).map((f) => ({
       name: f.name,

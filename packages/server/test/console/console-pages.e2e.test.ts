@@ -109,6 +109,33 @@ describe.skipIf(!CHROMIUM)('web console pages in Chromium', () => {
     await expect(page.locator('tbody tr').count()).resolves.toBe(10)
   })
 
+  it("sets a user's row limit and shows the effective limits with the role's", async () => {
+    const user = await server.store.users.findByUsername('bulk05')
+    const role = await server.store.roles.create(
+      { name: 'limited-readers', limits: { max_concurrent_statements: 2 } },
+      seeded.admin.id,
+    )
+    await server.store.roles.addMembers(role.id, { user_ids: [user?.id ?? ''] }, seeded.admin.id)
+    await page.goto(`${base}/ui#/users/${user?.id}`)
+    await page.getByRole('heading', { name: 'Limits' }).waitFor()
+    await page.getByLabel('Rows per statement').fill('500')
+    await page.getByLabel('Past the row limit').selectOption('truncate')
+    await page.getByRole('button', { name: 'Save limits' }).click()
+    await page
+      .getByText(
+        "Effective, with the roles': rows per statement 500 (truncate), statements per minute none, concurrent statements 2.",
+      )
+      .waitFor()
+    expect((await server.store.users.get(user?.id ?? '')).limits).toEqual({
+      max_rows_per_statement: 500,
+      on_row_limit: 'truncate',
+    })
+    await page.getByLabel('Rows per statement').fill('0')
+    await page.getByRole('button', { name: 'Save limits' }).click()
+    await page.getByRole('alert').filter({ hasText: 'limits.max_rows_per_statement' }).waitFor()
+    await shot('user-limits')
+  })
+
   it('tests a decision function in the sandbox: fire, fuel, time and logs', async () => {
     await goTo('Decision functions')
     await page.getByRole('link', { name: 'New decision function' }).click()

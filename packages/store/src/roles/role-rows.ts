@@ -3,6 +3,7 @@ import { count, eq, inArray } from 'drizzle-orm'
 import { isoNow } from '../kernel/context.js'
 import type { Db } from '../kernel/db.js'
 import { ResourceNotFoundError } from '../kernel/errors.js'
+import { type Limits, storedLimits } from '../kernel/limits.js'
 import { roleMembers, roles } from '../tables.js'
 
 /** A role as listed (docs/roles-and-access.md#roles). */
@@ -11,6 +12,8 @@ export interface Role {
   name: string
   description: string | null
   is_active: boolean
+  /** The role's limits, for its members and those of the roles below it; null: none. */
+  limits: Limits | null
   direct_member_count: number
   created_at: string
   updated_at: string
@@ -40,6 +43,7 @@ export function toRole(row: RoleRow, members: number): Role {
     name: row.name,
     description: row.description,
     is_active: row.isActive,
+    limits: storedLimits(row.limits),
     direct_member_count: members,
     created_at: isoNow(row.createdAt),
     updated_at: isoNow(row.updatedAt),

@@ -10,6 +10,13 @@ import {
   ValidationError,
 } from '../kernel/errors.js'
 import { uuidv7 } from '../kernel/ids.js'
+import {
+  type Limits,
+  limitsSchema,
+  normalizeLimits,
+  patchLimits,
+  storedLimits,
+} from '../kernel/limits.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
 import {
   type EffectiveMember,
@@ -46,12 +53,16 @@ export interface CreateRoleInput {
   name: string
   description?: string | null
   is_active?: boolean | null
+  /** Row and rate limits for the members; null clears them (docs/roles-and-access.md#limits). */
+  limits?: Limits | null
 }
 
 const fields = {
   name: identName,
   description: v.nullish(boundedString(0, 500)),
   is_active: v.nullish(v.boolean('expected a boolean')),
+  /** Row and rate limits for the members (docs/roles-and-access.md#limits); null clears them. */
+  limits: v.nullish(limitsSchema),
 }
 export const createRoleSchema = v.object(fields)
 export const updateRoleSchema = v.partial(v.object(fields))
@@ -61,6 +72,7 @@ const snapshot = (r: RoleRow) => ({
   name: r.name,
   description: r.description,
   is_active: r.isActive,
+  limits: storedLimits(r.limits),
 })
 
 /** Roles, membership and inheritance (docs/roles-and-access.md#roles). */
@@ -74,6 +86,7 @@ export class RolesService {
   /** Creates a role; 422 on a bad name, 409 already_exists. */
   async create(input: CreateRoleInput, actorId: string): Promise<Role> {
     const body = parseBody(createRoleSchema, input)
+    const limits = normalizeLimits(body.limits ?? null)
     return this.#ctx.mutate(actorId, async (m) => {
       const [row] = await onUniqueViolation(
         () =>
@@ -84,6 +97,7 @@ export class RolesService {
               name: body.name,
               description: body.description ?? null,
               isActive: body.is_active ?? true,
+              limits,
               createdBy: actorId,
               updatedBy: actorId,
               createdAt: m.now,
@@ -142,6 +156,7 @@ export class RolesService {
         name: body.name ?? row.name,
         description: body.description === undefined ? row.description : body.description,
         is_active: body.is_active ?? row.isActive,
+        limits: patchLimits(storedLimits(row.limits), body.limits),
       }
       const diff = diffFields(snapshot(row), next)
       const counts = await memberCounts(m.tx, [id])
@@ -157,6 +172,7 @@ export class RolesService {
               name: next.name,
               description: next.description,
               isActive: next.is_active,
+              limits: next.limits,
               updatedBy: actorId,
               updatedAt: m.now,
             })
@@ -165,7 +181,7 @@ export class RolesService {
         () => new ResourceConflictError('role name already exists', 'name'),
       )
       m.audit('role', id, 'update', diff)
-      if ('name' in diff.after || 'is_active' in diff.after) {
+      if ('name' in diff.after || 'is_active' in diff.after || 'limits' in diff.after) {
         m.invalidate({ type: 'user', userIds: await membersOf(m.tx, [id]) })
       }
       return toRole(updated as RoleRow, counts.get(id) ?? 0)

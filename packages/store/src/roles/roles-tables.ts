@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import { boolean, index, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core'
 import { identityProviders } from '../identity-providers/identity-providers-tables.js'
 import { idColumn, timestamps, ts, validity } from '../kernel/columns.js'
+import type { Limits } from '../kernel/limits.js'
 import { users } from '../users/users-tables.js'
 
 /** Global roles (docs/roles-and-access.md#roles); no attributes. */
@@ -11,7 +12,7 @@ export const roles = pgTable('roles', {
   description: text('description'),
   isActive: boolean('is_active').notNull().default(true),
   /** Row and rate limits (docs/roles-and-access.md#limits); null: none of its own. */
-  limits: jsonb('limits').$type<Record<string, unknown>>(),
+  limits: jsonb('limits').$type<Limits>(),
   createdBy: uuid('created_by'),
   updatedBy: uuid('updated_by'),
   ...timestamps(),

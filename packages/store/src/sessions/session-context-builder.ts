@@ -14,6 +14,13 @@ import type { ChangeNotice } from '../kernel/change-feed.js'
 import type { StoreContext } from '../kernel/context.js'
 import { type Db, rowsOf } from '../kernel/db.js'
 import { ResourceNotFoundError, SessionDeniedError } from '../kernel/errors.js'
+import {
+  type EffectiveLimits,
+  hasLimits,
+  type Limits,
+  storedLimits,
+  tightestLimits,
+} from '../kernel/limits.js'
 import { MAX_ROLE_DEPTH, type ResolvedRole, resolveUserRoles } from '../kernel/role-graph.js'
 import {
   type EffectivePolicyEntry,
@@ -30,6 +37,12 @@ import { patchSessionCatalog } from './session-catalog-patch.js'
 
 let epochCounter = 0
 
+/**
+ * A session input with the user's effective limits (docs/roles-and-access.md#limits): the
+ * tightest of their own and those of every role reaching them; absent when none is set.
+ */
+export type LimitedSessionInput = SessionInput & { limits?: EffectiveLimits }
+
 interface DatasourceStatics {
   version: number
   catalog: Catalog
@@ -43,6 +56,7 @@ interface Identity {
     username: string
     is_active: boolean
     attributes: Record<string, unknown>
+    limits: Limits | null
   } | null
   ds: {
     id: string
@@ -51,7 +65,7 @@ interface Identity {
     is_active: boolean
     catalog_version: number
   } | null
-  roles: ResolvedRole[]
+  roles: (ResolvedRole & { limits: Limits | null })[]
   allowed: boolean
   defs_version: string
   /** Text, since bigint arrives as a string from node-postgres. */
@@ -74,7 +88,7 @@ async function loadIdentity(
   const [row] = await rowsOf<Identity>(
     db.execute(sql`
       WITH RECURSIVE
-        u AS (SELECT id, username, is_active, attributes FROM users WHERE ${userCond}),
+        u AS (SELECT id, username, is_active, attributes, limits FROM users WHERE ${userCond}),
         d AS (SELECT id, name, access_mode, is_active, catalog_version FROM datasources WHERE ${dsCond}),
         walk(id, depth) AS (
           SELECT r.id, 0 FROM role_members m JOIN roles r ON r.id = m.role_id AND r.is_active
@@ -86,13 +100,14 @@ async function loadIdentity(
           WHERE w.depth < ${MAX_ROLE_DEPTH}
         ),
         resolved AS (
-          SELECT r.id, r.name, min(w.depth)::int AS depth FROM walk w JOIN roles r ON r.id = w.id
-          GROUP BY r.id, r.name
+          SELECT r.id, r.name, r.limits, min(w.depth)::int AS depth
+          FROM walk w JOIN roles r ON r.id = w.id
+          GROUP BY r.id, r.name, r.limits
         )
       SELECT
         (SELECT row_to_json(u) FROM u) AS "user",
         (SELECT row_to_json(d) FROM d) AS ds,
-        (SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'depth', depth)
+        (SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'depth', depth, 'limits', limits)
            ORDER BY depth, name), '[]'::json) FROM resolved) AS roles,
         EXISTS (
           SELECT 1 FROM datasource_access a
@@ -180,12 +195,12 @@ export class SessionContextBuilder {
    * The session input for a connection. Unknown or inactive user, unknown or inactive datasource
    * and missing access all throw the same `SessionDeniedError`, so they cannot be told apart.
    */
-  async buildSessionInput(username: string, datasourceName: string): Promise<SessionInput> {
+  async buildSessionInput(username: string, datasourceName: string): Promise<LimitedSessionInput> {
     return this.#build({ username, dsName: datasourceName })
   }
 
   /** The same by ids, for rebuilding a live session (renames must not break it). */
-  async rebuildSessionInput(userId: string, datasourceId: string): Promise<SessionInput> {
+  async rebuildSessionInput(userId: string, datasourceId: string): Promise<LimitedSessionInput> {
     return this.#build({ userId, dsId: datasourceId })
   }
 
@@ -223,7 +238,7 @@ export class SessionContextBuilder {
 
   async #build(
     by: { username: string; dsName: string } | { userId: string; dsId: string },
-  ): Promise<SessionInput> {
+  ): Promise<LimitedSessionInput> {
     const db = this.#ctx.db
     const identity = await loadIdentity(db, by)
     const { user, ds } = identity
@@ -234,7 +249,12 @@ export class SessionContextBuilder {
       this.#statics(db, ds.id, ds.catalog_version),
       this.#definitions(db, identity.defs_version),
     ])
+    const limits = tightestLimits([
+      storedLimits(user.limits),
+      ...identity.roles.map((r) => storedLimits(r.limits)),
+    ])
     return {
+      ...(hasLimits(limits) ? { limits } : {}),
       user: {
         id: user.id,
         username: user.username,

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { limitsSchema } from '../kernel/limits.js'
 import { boundedString, identName, jsonObject } from '../kernel/validation.js'
 
 /** The password rule (docs/resources.md#users). */
@@ -22,6 +23,8 @@ const userFields = {
   display_name: v.nullish(boundedString(0, 100)),
   /** Checked against the attribute definitions (docs/resources.md#users). */
   attributes: v.nullish(jsonObject),
+  /** Row and rate limits (docs/roles-and-access.md#limits); null clears them. */
+  limits: v.nullish(limitsSchema),
 }
 /** Body of `POST /users`; `attributes` are checked against their definitions later. */
 export const createUserSchema = v.object({ ...userFields, password: passwordSchema })

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, ilike, ne, or, sql } from 'drizzle-orm'
+import { and, asc, count, eq, ilike, inArray, ne, or, sql } from 'drizzle-orm'
 import * as v from 'valibot'
 import { validateUserAttributes } from '../attributes/attribute-values.js'
 import { diffFields, iso, isoNow, type StoreContext } from '../kernel/context.js'
@@ -11,8 +11,17 @@ import {
   ValidationError,
 } from '../kernel/errors.js'
 import { uuidv7 } from '../kernel/ids.js'
+import {
+  effectiveLimitsView,
+  type Limits,
+  normalizeLimits,
+  patchLimits,
+  storedLimits,
+  tightestLimits,
+} from '../kernel/limits.js'
 import type { Mutation } from '../kernel/mutation.js'
 import { type Page, type PageInput, resolvePage } from '../kernel/pagination.js'
+import { resolveUserRoles } from '../kernel/role-graph.js'
 import { parseBody, rejectFields } from '../kernel/validation.js'
 import { removeAssignments } from '../policies/assignment-cascade.js'
 import {
@@ -20,6 +29,7 @@ import {
   datasourceAccess,
   policyAssignments,
   roleMembers,
+  roles,
   users,
 } from '../tables.js'
 import {
@@ -41,6 +51,8 @@ export interface User {
   email: string | null
   display_name: string | null
   attributes: Record<string, unknown>
+  /** The user's own limits (docs/roles-and-access.md#limits); null: none of its own. */
+  limits: Limits | null
   last_login_at: string | null
   password_changed_at: string
   created_at: string
@@ -56,6 +68,8 @@ export interface CreateUserInput {
   email?: string | null
   display_name?: string | null
   attributes?: Record<string, unknown> | null
+  /** Row and rate limits; null clears them (docs/roles-and-access.md#limits). */
+  limits?: Limits | null
 }
 
 /** Body of `PUT`/`PATCH /users/{id}`: every field optional. */
@@ -87,6 +101,7 @@ export function toUser(row: UserRow): User {
     email: row.email,
     display_name: row.displayName,
     attributes: row.attributes,
+    limits: storedLimits(row.limits),
     last_login_at: iso(row.lastLoginAt),
     password_changed_at: isoNow(row.passwordChangedAt),
     created_at: isoNow(row.createdAt),
@@ -102,6 +117,7 @@ function snapshot(u: User): Record<string, unknown> {
     email: u.email,
     display_name: u.display_name,
     attributes: u.attributes,
+    limits: u.limits,
   }
 }
 
@@ -141,6 +157,7 @@ export class UsersService {
   /** Creates a user (docs/resources.md#users); 422, 409 already_exists. */
   async create(input: CreateUserInput, actorId: string): Promise<User> {
     const body = parseBody(createUserSchema, input)
+    const limits = normalizeLimits(body.limits ?? null)
     const verifier = formatScramVerifier(await createScramVerifier(body.password))
     return this.#ctx.mutate(actorId, async (m) => {
       const attrs = validateUserAttributes(await userRules(m.tx), body.attributes ?? {})
@@ -158,6 +175,7 @@ export class UsersService {
               email: body.email ?? null,
               displayName: body.display_name ?? null,
               attributes: attrs.value,
+              limits,
               passwordChangedAt: m.now,
               createdBy: actorId,
               updatedBy: actorId,
@@ -176,6 +194,31 @@ export class UsersService {
   /** One user; 404 when unknown. */
   async get(id: string): Promise<User> {
     return toUser(await requireUser(this.#ctx.db, id))
+  }
+
+  /**
+   * The limits the data plane applies to the user (docs/roles-and-access.md#limits): the
+   * tightest of their own and those of every active role reaching them; null where none is set.
+   */
+  async effectiveLimits(id: string): Promise<Required<Limits>> {
+    const db = this.#ctx.db
+    const row = await requireUser(db, id)
+    const reached = await resolveUserRoles(db, id)
+    const roleLimits =
+      reached.length === 0
+        ? []
+        : await db
+            .select({ limits: roles.limits })
+            .from(roles)
+            .where(
+              inArray(
+                roles.id,
+                reached.map((r) => r.id),
+              ),
+            )
+    return effectiveLimitsView(
+      tightestLimits([storedLimits(row.limits), ...roleLimits.map((r) => storedLimits(r.limits))]),
+    )
   }
 
   /** A user by exact username, or null. */
@@ -235,6 +278,7 @@ export class UsersService {
         email: body.email === undefined ? row.email : body.email,
         displayName: body.display_name === undefined ? row.displayName : body.display_name,
         attributes,
+        limits: patchLimits(storedLimits(row.limits), body.limits),
       }
       const losesAdmin = row.isAdmin && row.isActive && (!next.isAdmin || !next.isActive)
       if (losesAdmin && (id === actorId || (await otherActiveAdmins(m.tx, id)) === 0)) {
@@ -248,6 +292,7 @@ export class UsersService {
         email: next.email,
         display_name: next.displayName,
         attributes: next.attributes,
+        limits: next.limits,
       })
       if (!diff) {
         m.noop()
@@ -263,7 +308,7 @@ export class UsersService {
         () => new ResourceConflictError('username already exists', 'username'),
       )
       m.audit('user', id, 'update', diff)
-      if (['username', 'is_active', 'attributes'].some((k) => k in diff.after)) {
+      if (['username', 'is_active', 'attributes', 'limits'].some((k) => k in diff.after)) {
         m.invalidate({ type: 'user', userIds: [id] })
       }
       return toUser(updated as UserRow)

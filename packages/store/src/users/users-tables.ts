@@ -1,5 +1,6 @@
 import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core'
 import { idColumn, timestamps, ts } from '../kernel/columns.js'
+import type { Limits } from '../kernel/limits.js'
 
 /** Service users; `scram_verifier` replaces the password (docs/resources.md#users). */
 export const users = pgTable('users', {
@@ -12,7 +13,7 @@ export const users = pgTable('users', {
   displayName: text('display_name'),
   attributes: jsonb('attributes').$type<Record<string, unknown>>().notNull().default({}),
   /** Row and rate limits (docs/roles-and-access.md#limits); null: none of its own. */
-  limits: jsonb('limits').$type<Record<string, unknown>>(),
+  limits: jsonb('limits').$type<Limits>(),
   lastLoginAt: ts('last_login_at'),
   passwordChangedAt: ts('password_changed_at').notNull().defaultNow(),
   createdBy: uuid('created_by'),

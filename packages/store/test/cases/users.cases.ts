@@ -55,6 +55,7 @@ export function usersCases(makeStore: MakeStore): void {
         email: null,
         display_name: null,
         attributes: {},
+        limits: null,
       })
       expect(JSON.stringify(entry)).not.toContain(PASSWORD)
     })

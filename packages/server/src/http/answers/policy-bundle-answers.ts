@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import { BUNDLE_VERSION, type PolicyBundle } from '../../policy-as-code/bundle-export.js'
 import type { BundlePlan } from '../../policy-as-code/bundle-plan.js'
 import { answerOf } from './answer-of.js'
+import { limitsAnswer } from './limits-answers.js'
 
 /** `POST /policy-bundles`: the steps applied (or, with `dry_run`, planned) and their counts. */
 export const bundlePlanAnswer = answerOf<BundlePlan>()(
@@ -67,6 +68,7 @@ export const policyBundleAnswer = answerOf<PolicyBundle>()(
         email: nullableString,
         display_name: nullableString,
         attributes: v.record(v.string(), v.unknown()),
+        limits: v.optional(limitsAnswer),
       }),
     ),
     roles: v.array(
@@ -77,6 +79,7 @@ export const policyBundleAnswer = answerOf<PolicyBundle>()(
         members: names,
         member_windows: v.optional(windows),
         parents: names,
+        limits: v.optional(limitsAnswer),
       }),
     ),
     decision_functions: v.array(

@@ -1,12 +1,14 @@
 import type { EffectiveMember, Role, RoleDetail, RoleImpact } from '@palisade/store'
 import * as v from 'valibot'
 import { answerOf, id, instant, nullableString, pageOf } from './answer-of.js'
+import { limitsAnswer } from './limits-answers.js'
 
 const roleFields = {
   id,
   name: v.string(),
   description: nullableString,
   is_active: v.boolean(),
+  limits: limitsAnswer,
   direct_member_count: v.number(),
   created_at: instant,
   updated_at: instant,

@@ -9,6 +9,7 @@ import {
   nullableString,
   pageOf,
 } from './answer-of.js'
+import { limitsAnswer } from './limits-answers.js'
 
 /** A user (docs/resources.md#users); never a password or verifier. */
 export const userAnswer = answerOf<User>()(
@@ -20,6 +21,7 @@ export const userAnswer = answerOf<User>()(
     email: nullableString,
     display_name: nullableString,
     attributes: anyObject,
+    limits: limitsAnswer,
     last_login_at: nullableInstant,
     password_changed_at: instant,
     created_at: instant,

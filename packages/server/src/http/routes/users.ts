@@ -1,6 +1,7 @@
 import type { CreateUserInput, UpdateUserInput } from '@palisade/store'
 import { windowedRolesAnswer } from '../answers/access-answers.js'
 import { effectivePoliciesAnswer } from '../answers/check-answers.js'
+import { effectiveLimitsAnswer } from '../answers/limits-answers.js'
 import { userAnswer, userPageAnswer } from '../answers/user-answers.js'
 import { toPageInput } from '../pagination.js'
 import { created, noContent } from '../responses.js'
@@ -69,6 +70,17 @@ export const userRoutes: RouteSpec[] = [
     response: userAnswer,
     params: idParams,
     handler: async ({ c, deps, params }) => c.json(await deps.store.users.get(params.id)),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/users/{id}/effective-limits',
+    summary: "A user's effective row and rate limits",
+    tag: TAG,
+    status: 200,
+    response: effectiveLimitsAnswer,
+    params: idParams,
+    handler: async ({ c, deps, params }) =>
+      c.json(await deps.store.users.effectiveLimits(params.id)),
   }),
   updateRoute('PUT'),
   updateRoute('PATCH'),
