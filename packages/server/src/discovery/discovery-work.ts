@@ -154,11 +154,11 @@ export function discoveryWork(
 
 /**
  * Has the session catalog of the new version made before the job reports done (patched where
- * the change allows) when sessions use the datasource, so the first login after the job does not
- * wait for it. Best effort: a login reads it anyway.
+ * the change allows), also before any session used the datasource, so the first login after
+ * the job does not wait for it. Best effort: a login reads it anyway.
  */
 async function readyForLogins(deps: AdminDeps, datasourceId: string): Promise<void> {
-  await deps.store.sessions.warm(datasourceId).catch(() => {})
+  await deps.store.sessions.prepare(datasourceId).catch(() => {})
 }
 
 /**

@@ -212,12 +212,24 @@ export class SessionContextBuilder {
   async warm(datasourceId?: string): Promise<void> {
     const kept = [...this.#staticsCache.keys()]
     const ids = datasourceId === undefined ? kept : kept.filter((id) => id === datasourceId)
+    await this.#read(ids)
+  }
+
+  /**
+   * Reads the session catalog of one datasource now, kept or not: a catalog job calls it before
+   * it reports done, so even the first login after the first save finds the catalog read.
+   */
+  async prepare(datasourceId: string): Promise<void> {
+    await this.#read([datasourceId])
+  }
+
+  async #read(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return
     const db = this.#ctx.db
     const rows = await db
       .select({ id: datasources.id, version: datasources.catalogVersion })
       .from(datasources)
-      .where(inArray(datasources.id, ids))
+      .where(inArray(datasources.id, [...ids]))
     await Promise.all(rows.map((r) => this.#statics(db, r.id, r.version)))
   }
 

@@ -985,6 +985,7 @@ const READ_ONLY = new Set([
   'validateExpression',
   'listAnchors',
   'proposals',
+  'effectiveLimits',
 ])
 
 function mutatingMethodNames(store: Store): string[] {
