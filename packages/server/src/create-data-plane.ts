@@ -64,6 +64,8 @@ export interface DataPlane {
   upstreamPools(): UpstreamPoolState[]
   /** What was last seen of each used datasource's upstream (readiness). */
   upstreamStatuses(): UpstreamStatus[]
+  /** Opens a PostgreSQL datasource's upstream pool now rather than at its first login. */
+  warmUpstream(datasourceId: string): Promise<void>
   /** Stops listening, closes client connections and upstream sessions. */
   close(): Promise<void>
 }
@@ -166,6 +168,7 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     },
     upstreamPools: () => upstreams.poolStates(),
     upstreamStatuses: () => upstreams.statuses(),
+    warmUpstream: (id) => upstreams.warm(id),
     async close() {
       // Connections first: statements in progress finish (and are audited) before sessions go.
       await listener.close()

@@ -204,6 +204,7 @@ export async function createServer(config: ServerConfig = {}): Promise<PalisadeS
       ...(config.admin?.tokenTtlSeconds ? { tokenTtlSeconds: config.admin.tokenTtlSeconds } : {}),
       ...(config.admin?.corsOrigins ? { corsOrigins: config.admin.corsOrigins } : {}),
       ...(config.admin?.consoleUrl ? { consoleUrl: config.admin.consoleUrl } : {}),
+      onCatalogReady: (id) => dataPlane.warmUpstream(id),
       // One skew for both planes' identity provider tokens (`--token-clock-skew`).
       ...(config.dataPlane?.tokenClockSkewSeconds !== undefined
         ? { tokenClockSkewSeconds: config.dataPlane.tokenClockSkewSeconds }

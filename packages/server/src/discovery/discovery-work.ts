@@ -154,11 +154,14 @@ export function discoveryWork(
 
 /**
  * Has the session catalog of the new version made before the job reports done (patched where
- * the change allows), also before any session used the datasource, so the first login after
- * the job does not wait for it. Best effort: a login reads it anyway.
+ * the change allows), also before any session used the datasource, and its upstream pool open,
+ * so the first login after the job waits for neither. Best effort: a login does both anyway.
  */
 async function readyForLogins(deps: AdminDeps, datasourceId: string): Promise<void> {
-  await deps.store.sessions.prepare(datasourceId).catch(() => {})
+  await Promise.all([
+    deps.store.sessions.prepare(datasourceId).catch(() => {}),
+    deps.onCatalogReady?.(datasourceId).catch(() => {}),
+  ])
 }
 
 /**

@@ -71,6 +71,11 @@ export interface AdminAppOptions {
    * providers as the redirect URI; default: the origin the request reached + `/ui`.
    */
   consoleUrl?: string
+  /**
+   * Called when a catalog job has saved or synced a datasource's catalog, before the job reports
+   * done (`palisade serve`: opens the datasource's upstream pool, so its first login does not).
+   */
+  onCatalogReady?: (datasourceId: string) => Promise<void>
 }
 
 const DEFAULT_TTL_SECONDS = 86_400
@@ -144,6 +149,7 @@ export function createAdminApp(options: AdminAppOptions): Hono<AdminEnv> {
       clockSkewSeconds: options.tokenClockSkewSeconds,
     }),
     consoleUrl: options.consoleUrl,
+    onCatalogReady: options.onCatalogReady,
   }
   const apiRoutes: RouteSpec[] = [...API_ROUTES, openApiRoute(() => table)]
   const table: (RouteSpec & { fullPath: string })[] = [

@@ -44,4 +44,6 @@ export interface AdminDeps {
   consoleSignIns: ConsoleSignIns
   /** The console's public address, the providers' redirect URI; default: the request's origin + `/ui`. */
   consoleUrl?: string | undefined
+  /** Readies the data plane for a datasource whose catalog a job just saved or synced. */
+  onCatalogReady?: ((datasourceId: string) => Promise<void>) | undefined
 }

@@ -89,6 +89,16 @@ export class UpstreamRegistry {
     return provider
   }
 
+  /**
+   * Starts a PostgreSQL datasource's pool ahead of its first client (an embedded upstream opens
+   * its files, so it is left to first use); nothing when it has started or is starting.
+   */
+  async warm(datasourceId: string): Promise<void> {
+    if (this.#providers.has(datasourceId)) return
+    const config = await this.#configOf(datasourceId)
+    if (config.kind === 'postgres') await this.get(datasourceId)
+  }
+
   /** The state of every PostgreSQL pool now. */
   poolStates(): UpstreamPoolState[] {
     const states: UpstreamPoolState[] = []
