@@ -8,6 +8,7 @@ import { createLogger } from '../logging/logger.js'
 import { auditCommand } from './audit-command.js'
 import { applyCommand, exportCommand } from './bundle-commands.js'
 import { startDemo } from './demo.js'
+import { tuneHeapGrowth } from './heap-tuning.js'
 import {
   logLevel,
   SERVE_FLAGS,
@@ -95,6 +96,7 @@ export async function main(
   if (extra.length > 0) throw new Error(`unexpected argument "${extra[0]}"`)
   switch (command) {
     case 'serve':
+      tuneHeapGrowth()
       await createServer(serverConfigFromArgs(flags))
       return -1 // keeps running until a signal
     case 'migrate': {
@@ -104,6 +106,7 @@ export async function main(
       return 0
     }
     case 'demo': {
+      tuneHeapGrowth()
       const config = serverConfigFromArgs(flags)
       const demo = await startDemo({
         dataPort: config.dataPlane?.port,
