@@ -107,16 +107,16 @@ export function binaryOp(op: string, lexpr: AstNode, rexpr: AstNode): AstNode {
   return { A_Expr: { kind: 'AEXPR_OP', name: [stringNode(op)], lexpr, rexpr } }
 }
 
+/** `lexpr OPERATOR(pg_catalog.op) rexpr`: the built-in operator, whatever the search path. */
+export function builtinOp(op: string, lexpr: AstNode, rexpr: AstNode): AstNode {
+  return {
+    A_Expr: { kind: 'AEXPR_OP', name: [stringNode('pg_catalog'), stringNode(op)], lexpr, rexpr },
+  }
+}
+
 /** `lexpr OPERATOR(pg_catalog.=) rexpr`: the built-in equality, whatever the search path. */
 export function builtinEquals(lexpr: AstNode, rexpr: AstNode): AstNode {
-  return {
-    A_Expr: {
-      kind: 'AEXPR_OP',
-      name: [stringNode('pg_catalog'), stringNode('=')],
-      lexpr,
-      rexpr,
-    },
-  }
+  return builtinOp('=', lexpr, rexpr)
 }
 
 export function resTarget(val: AstNode, name?: string): AstNode {

@@ -4,6 +4,7 @@ import {
   type AstNode,
   and,
   bodyOf,
+  builtinOp,
   columnRef,
   numberConst,
   type Pg,
@@ -158,12 +159,6 @@ function sizeGuard(scan: ConstrainedScan): AstNode {
     },
   } as AstNode
   return builtinOp('>=', count, numberConst(scan.rule.minGroupSize))
-}
-
-function builtinOp(op: string, lexpr: AstNode, rexpr: AstNode): AstNode {
-  return {
-    A_Expr: { kind: 'AEXPR_OP', name: [stringNode('pg_catalog'), stringNode(op)], lexpr, rexpr },
-  }
 }
 
 /**

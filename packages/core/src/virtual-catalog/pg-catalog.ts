@@ -340,24 +340,44 @@ function setBody(
  */
 export function catalogListsWith(session: CompiledSession, names: Iterable<string>): AstNode[] {
   const version = serverVersionOf(session)
+  const needs = (name: string): Iterable<string> =>
+    LISTS.has(name) ? [] : setBody(session, name, version).needs
+  const read = new Set<string>()
+  const visit = (name: string): void => {
+    if (read.has(name)) return
+    read.add(name)
+    for (const dependency of needs(name)) visit(dependency)
+  }
+  const sorted = [...names].sort()
+  for (const name of sorted) visit(name)
+  // The visible tables are the visible columns' tables: a statement that reads both carries the
+  // names once (at 10,000 tables each list is tens of kilobytes the upstream parses).
+  const derived = read.has('visible_relations') && read.has('visible_columns')
   const ordered: string[] = []
   const placed = new Set<string>()
   const place = (name: string): void => {
     if (placed.has(name)) return
     placed.add(name)
-    if (!LISTS.has(name))
-      for (const dependency of setBody(session, name, version).needs) place(dependency)
+    for (const dependency of needs(name)) place(dependency)
+    if (derived && name === 'visible_relations') place('visible_columns')
     ordered.push(name)
   }
-  for (const name of [...names].sort()) place(name)
+  for (const name of sorted) place(name)
   return ordered.map(
     (name) =>
       ({
         CommonTableExpr: {
           ctename: `${SET_PREFIX}${name}`,
-          ctequery: LISTS.has(name)
-            ? visibleList(session, name)
-            : setBody(session, name, version).body,
+          ctequery:
+            derived && name === 'visible_relations'
+              ? ({
+                  PalisadeFragment: {
+                    sql: `SELECT v.nspname, v.relname FROM ${SET_PREFIX}visible_columns v`,
+                  },
+                } as unknown as AstNode)
+              : LISTS.has(name)
+                ? visibleList(session, name)
+                : setBody(session, name, version).body,
           ...(version >= 120000 ? { ctematerialized: 'CTEMaterializeAlways' } : {}),
         },
       }) as AstNode,
@@ -366,29 +386,54 @@ export function catalogListsWith(session: CompiledSession, names: Iterable<strin
 
 /**
  * The session's visible tables (`nspname, relname`) or their visible columns (`nspname,
- * relname, attnames`), as `unnest` over array constants: one string each however many tables,
- * which PostgreSQL reads in a few milliseconds where a VALUES list of 10,000 rows takes seconds
- * to parse and plan. Built once per session.
+ * relname, attnames`), as `unnest` over array constants: a few strings however many tables,
+ * which PostgreSQL reads in milliseconds where a VALUES list of 10,000 rows takes seconds to
+ * parse and plan. Every statement that reads the catalog carries them, so they are kept short:
+ * each schema's name once with the array of its tables, and each distinct column list once
+ * (tables of one layout, as in a schema per tenant, share theirs), numbered for the tables.
+ * Built once per session.
  */
 function visibleList(session: CompiledSession, name: string): AstNode {
   const key = `list:${name}`
   const cached = session.catalogViews.get(key)
   if (cached) return cached
-  const schemas: string[] = []
-  const tables: string[] = []
-  const columns: string[] = []
+  const withColumns = name === 'visible_columns'
+  const schemas = new Map<string, { tables: string[]; lists: number[] }>()
+  const lists = new Map<string, number>()
   for (const relation of session.visibleRelations()) {
-    schemas.push(relation.schema)
-    tables.push(relation.name)
-    if (name === 'visible_columns') columns.push(arrayLiteral(relation.columns))
+    let schema = schemas.get(relation.schema)
+    if (!schema) {
+      schema = { tables: [], lists: [] }
+      schemas.set(relation.schema, schema)
+    }
+    schema.tables.push(relation.name)
+    if (!withColumns) continue
+    const columns = arrayLiteral(relation.columns)
+    let number = lists.get(columns)
+    if (number === undefined) {
+      number = lists.size + 1
+      lists.set(columns, number)
+    }
+    schema.lists.push(number)
   }
-  // Built as text from deparsed constants: a tree of three constants would print the same.
+  // Built as text from deparsed constants: a tree of constants would print the same.
   const constant = (items: readonly string[], type: string) =>
-    `pg_catalog.unnest(${expressionText(stringConst(arrayLiteral(items)))}::pg_catalog.${type}[])`
-  const sql =
-    name === 'visible_columns'
-      ? `SELECT v.nspname, v.relname, v.attnames::pg_catalog.name[] AS attnames FROM ROWS FROM (${constant(schemas, 'name')}, ${constant(tables, 'name')}, ${constant(columns, 'text')}) AS v(nspname, relname, attnames)`
-      : `SELECT v.nspname, v.relname FROM ROWS FROM (${constant(schemas, 'name')}, ${constant(tables, 'name')}) AS v(nspname, relname)`
+    `${expressionText(stringConst(arrayLiteral(items)))}::pg_catalog.${type}[]`
+  const groups = [...schemas.values()]
+  const names = constant([...schemas.keys()], 'name')
+  const tables = constant(
+    groups.map((g) => arrayLiteral(g.tables)),
+    'text',
+  )
+  const sql = withColumns
+    ? `SELECT s.nspname, r.relname, d.attnames FROM ROWS FROM (pg_catalog.unnest(${names}), pg_catalog.unnest(${tables}), pg_catalog.unnest(${constant(
+        groups.map((g) => arrayLiteral(g.lists.map(String))),
+        'text',
+      )})) AS s(nspname, relnames, lists), ROWS FROM (pg_catalog.unnest(s.relnames::pg_catalog.name[]), pg_catalog.unnest(s.lists::pg_catalog.int8[])) AS r(relname, list), (SELECT l.attnames::pg_catalog.name[] AS attnames, l.list FROM ROWS FROM (pg_catalog.unnest(${constant(
+        [...lists.keys()],
+        'text',
+      )})) WITH ORDINALITY AS l(attnames, list)) AS d WHERE d.list OPERATOR(pg_catalog.=) r.list`
+    : `SELECT s.nspname, r.relname FROM ROWS FROM (pg_catalog.unnest(${names}), pg_catalog.unnest(${tables})) AS s(nspname, relnames), pg_catalog.unnest(s.relnames::pg_catalog.name[]) AS r(relname)`
   const list = { PalisadeFragment: { sql } } as unknown as AstNode
   session.catalogViews.set(key, list)
   return list
