@@ -1,6 +1,6 @@
 // The stored catalog as the admin API shows it, and the exposed part sessions are built from.
 import type { Catalog, CatalogSchema, RelationName, TableKind } from '@palisade/core'
-import { asc, eq } from 'drizzle-orm'
+import { and, asc, eq, sql } from 'drizzle-orm'
 import type { Db } from '../kernel/db.js'
 import { uuidv5 } from '../kernel/ids.js'
 import { slicesOf, yieldTurn } from '../kernel/slices.js'
@@ -84,8 +84,13 @@ export const catalogIds = {
     uuidv5(ds, JSON.stringify(['column', s, t, c])),
 }
 
-/** Tables whose columns one read fetches: each answer stays small enough to decode at once. */
-const COLUMN_READ_TABLES = 500
+/**
+ * Tables whose columns one read fetches: each answer stays small enough to decode at once, and
+ * each statement short (the embedded store runs one at a time).
+ */
+const COLUMN_READ_TABLES = 200
+/** Tables one read of the stored tables fetches. */
+const TABLES_PER_PAGE = 2500
 
 /** One stored column as the admin view shows it. */
 export type ColumnView = CatalogView['schemas'][number]['tables'][number]['columns'][number]
@@ -117,11 +122,7 @@ async function assemble(
     .from(catalogSchemas)
     .where(eq(catalogSchemas.datasourceId, datasourceId))
     .orderBy(asc(catalogSchemas.schemaName))
-  const tables = await db
-    .select()
-    .from(catalogTables)
-    .where(eq(catalogTables.datasourceId, datasourceId))
-    .orderBy(asc(catalogTables.tableName))
+  const tables = await readTables(db, datasourceId)
   const columns = await columnsOf(tables.map((t) => t.id))
   const bySchema = new Map<string, typeof tables>()
   for (const t of tables) {
@@ -148,6 +149,35 @@ async function assemble(
         columns: columns.get(t.id) ?? [],
       })),
     })),
+  }
+}
+
+type TableRow = typeof catalogTables.$inferSelect
+
+/**
+ * The datasource's stored tables by name, a page per statement: the embedded store runs one
+ * statement at a time, and 10,000 tables in one held it for over 100 ms.
+ */
+async function readTables(db: Db, datasourceId: string): Promise<TableRow[]> {
+  const tables: TableRow[] = []
+  for (;;) {
+    const last = tables.at(-1)
+    const page = await db
+      .select()
+      .from(catalogTables)
+      .where(
+        and(
+          eq(catalogTables.datasourceId, datasourceId),
+          last
+            ? sql`(${catalogTables.tableName}, ${catalogTables.id}) > (${last.tableName}, ${last.id}::uuid)`
+            : undefined,
+        ),
+      )
+      .orderBy(asc(catalogTables.tableName), asc(catalogTables.id))
+      .limit(TABLES_PER_PAGE)
+    tables.push(...page)
+    if (page.length < TABLES_PER_PAGE) return tables
+    await yieldTurn()
   }
 }
 

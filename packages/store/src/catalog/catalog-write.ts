@@ -15,7 +15,7 @@ const TABLES_PER_STATEMENT = 1000
 export type ProgressListener = (done: number, total: number) => void
 
 /** Tables (with their columns) one staging statement writes: a short statement each. */
-const TABLES_PER_STAGE = 250
+const TABLES_PER_STAGE = 100
 
 /** The schemas and tables a save stored ahead of its transaction, hidden. */
 export interface Staged {
@@ -33,7 +33,7 @@ export interface Staged {
 /**
  * Stores the schemas and tables a save adds, with their columns, before its transaction and
  * hidden: a new schema or table is stored unselected, so no session, exposure or audit sees it,
- * and a few hundred tables go in per short statement, so the embedded store (one session, where
+ * and a hundred tables go in per short statement, so the embedded store (one session, where
  * a transaction holds every other request) answers between them. The transaction then only
  * selects what the save selects. `dropStaged` removes them again when the save fails.
  */
