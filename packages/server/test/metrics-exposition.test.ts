@@ -34,6 +34,29 @@ describe('Prometheus text exposition', () => {
     ])
   })
 
+  it('keeps apart label sets that share values, in the order they first appeared, until a reset', async () => {
+    const registry = new MetricRegistry()
+    const counter = registry.counter({
+      name: 'pairs_total',
+      help: 'Pairs.',
+      labelNames: ['a', 'b', 'c'],
+    })
+    counter.inc({ a: 'x', b: 'y', c: 'z' })
+    counter.inc({ a: 'x', b: 'z', c: 'y' })
+    counter.inc({ a: 'xy', b: '', c: 'z' })
+    counter.inc({ a: 'x', b: 'y', c: 'z' }, 4)
+    counter.inc({ a: 1, b: 'y', c: 'z' })
+    expect((await linesOf(registry)).slice(2)).toEqual([
+      'pairs_total{a="x",b="y",c="z"} 5',
+      'pairs_total{a="x",b="z",c="y"} 1',
+      'pairs_total{a="xy",b="",c="z"} 1',
+      'pairs_total{a="1",b="y",c="z"} 1',
+    ])
+    counter.reset()
+    counter.inc({ a: 'x', b: 'z', c: 'y' })
+    expect((await linesOf(registry)).slice(2)).toEqual(['pairs_total{a="x",b="z",c="y"} 1'])
+  })
+
   it('prints an unlabelled metric as zero before its first change, and refuses to count down', async () => {
     const registry = new MetricRegistry()
     const counter = registry.counter({ name: 'untouched_total', help: 'never incremented' })

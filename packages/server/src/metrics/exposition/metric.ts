@@ -29,7 +29,13 @@ export abstract class Metric<L extends string, S> implements ExposedMetric {
   readonly labelNames: readonly L[]
   abstract readonly type: 'counter' | 'gauge' | 'histogram'
   readonly #collect: ((metric: Metric<L, S>) => void | Promise<void>) | undefined
-  readonly #series = new Map<string, { labels: readonly LabelPair[]; state: S }>()
+  /** Every series, in the order they appeared (the exposition's order). */
+  readonly #series: { labels: readonly LabelPair[]; state: S }[] = []
+  /**
+   * The series by label values, one map level per label: a statement's counters find theirs
+   * without building a key (the data plane updates three per statement).
+   */
+  #index = new Map<string, unknown>()
 
   constructor(options: MetricOptions<L, Metric<L, S>>) {
     this.name = options.name
@@ -40,7 +46,8 @@ export abstract class Metric<L extends string, S> implements ExposedMetric {
 
   /** Forgets every series (values read at scrape time start from nothing each time). */
   reset(): void {
-    this.#series.clear()
+    this.#series.length = 0
+    this.#index = new Map()
   }
 
   async collect(): Promise<void> {
@@ -50,18 +57,30 @@ export abstract class Metric<L extends string, S> implements ExposedMetric {
   exposition(): string {
     if (this.labelNames.length === 0) this.series(undefined)
     let text = familyHeader(this.name, this.help, this.type)
-    for (const { labels, state } of this.#series.values()) text += this.lines(labels, state)
+    for (const { labels, state } of this.#series) text += this.lines(labels, state)
     return text
   }
 
   /** The state of the series with these label values, created on first use. */
   protected series(values: LabelValues<L> | undefined): S {
-    const labels = this.labelNames.map((n): LabelPair => [n, String(values?.[n] ?? '')])
-    const key = JSON.stringify(labels.map(([, v]) => v))
-    let found = this.#series.get(key)
+    const names = this.labelNames
+    let level = this.#index
+    for (let i = 0; i < names.length - 1; i++) {
+      const value = String(values?.[names[i] as L] ?? '')
+      let next = level.get(value) as Map<string, unknown> | undefined
+      if (!next) {
+        next = new Map()
+        level.set(value, next)
+      }
+      level = next
+    }
+    const leaf = names.length === 0 ? '' : String(values?.[names[names.length - 1] as L] ?? '')
+    let found = level.get(leaf) as { labels: readonly LabelPair[]; state: S } | undefined
     if (!found) {
+      const labels = names.map((n): LabelPair => [n, String(values?.[n] ?? '')])
       found = { labels, state: this.initial() }
-      this.#series.set(key, found)
+      level.set(leaf, found)
+      this.#series.push(found)
     }
     return found.state
   }
