@@ -6,7 +6,10 @@ import { catalogColumns, type VersionedCatalogRelation } from './pg-catalog-colu
  * (pg-catalog.ts) replaces with trees, never with text:
  *
  * - `palisade.visible_relations (nspname, relname)` and `palisade.visible_columns (nspname,
- *   relname, attnames)`: the session's visible tables and columns, by upstream name;
+ *   relname, attnames)`: the session's visible tables and columns, by upstream name, a row per
+ *   table; `palisade.visible_schemas (nspname, relnames, lists)`, a row per schema with its
+ *   tables and the number of each one's column list in `palisade.column_lists (attlists)`, the
+ *   one row of every distinct column list: what the row-per-table lists are made from;
  * - `palisade.<set>`: another template below (a building block or a virtual relation);
  * - `palisade.schema_label(x)`: the visible name of an upstream schema name (aliases);
  * - `palisade.username()`, `palisade.datasource()`: the Palisade identity.
@@ -75,7 +78,7 @@ const SETS = {
   /** Schemas: system ones and those the visible relations are listed in (by name: no lookups). */
   ns: `SELECT s.oid FROM palisade.sys_ns s
     UNION SELECT n.oid FROM pg_catalog.pg_namespace n
-      WHERE n.nspname IN (SELECT v.nspname FROM palisade.visible_relations v)`,
+      WHERE n.nspname IN (SELECT v.nspname FROM palisade.visible_schemas v)`,
   /** Objects (indexes, constraints, defaults) whose definition reads a hidden column. */
   denied_dep: `SELECT p.classid, p.objid FROM pg_catalog.pg_depend p
     JOIN palisade.denied_att d ON d.attrelid = p.refobjid AND d.attnum = p.refobjsubid
@@ -137,24 +140,28 @@ const PROBES = {
   is_rel: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class probe_rel_c
       JOIN pg_catalog.pg_namespace probe_rel_n ON probe_rel_n.oid = probe_rel_c.relnamespace
       WHERE probe_rel_c.oid = palisade.key(1) AND EXISTS (SELECT 1
-        FROM palisade.visible_relations probe_rel_v WHERE probe_rel_v.nspname = probe_rel_n.nspname
-          AND probe_rel_v.relname = probe_rel_c.relname))`,
+        FROM palisade.visible_schemas probe_rel_v WHERE probe_rel_v.nspname = probe_rel_n.nspname
+          AND probe_rel_c.relname = ANY (probe_rel_v.relnames)))`,
   /** `att`: column key(2) of relation key(1) is visible. */
   is_att: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute probe_att_a
       JOIN pg_catalog.pg_class probe_att_c ON probe_att_c.oid = probe_att_a.attrelid
       JOIN pg_catalog.pg_namespace probe_att_n ON probe_att_n.oid = probe_att_c.relnamespace
       WHERE probe_att_a.attrelid = palisade.key(1) AND probe_att_a.attnum = palisade.key(2)
         AND probe_att_a.attnum > 0 AND NOT probe_att_a.attisdropped
-        AND pg_catalog.array_position((SELECT probe_att_v.attnames
-          FROM palisade.visible_columns probe_att_v WHERE probe_att_v.nspname = probe_att_n.nspname
-            AND probe_att_v.relname = probe_att_c.relname), probe_att_a.attname) IS NOT NULL)`,
+        AND pg_catalog.array_position((SELECT probe_att_l.attlists[probe_att_v.lists[
+            pg_catalog.array_position(probe_att_v.relnames, probe_att_c.relname)]]::pg_catalog.name[]
+          FROM palisade.visible_schemas probe_att_v, palisade.column_lists probe_att_l
+          WHERE probe_att_v.nspname = probe_att_n.nspname), probe_att_a.attname) IS NOT NULL)`,
   /** `denied_att`: relation key(1) is visible and one of its columns key(2) (an array) is not. */
   denied_cols: `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute probe_denied_a
       JOIN pg_catalog.pg_class probe_denied_c ON probe_denied_c.oid = probe_denied_a.attrelid
       JOIN pg_catalog.pg_namespace probe_denied_n ON probe_denied_n.oid = probe_denied_c.relnamespace
-      JOIN LATERAL (SELECT probe_denied_v.attnames FROM palisade.visible_columns probe_denied_v
-        WHERE probe_denied_v.nspname = probe_denied_n.nspname
-          AND probe_denied_v.relname = probe_denied_c.relname) probe_denied_v ON true
+      JOIN LATERAL (SELECT probe_denied_l.attlists[probe_denied_s.lists[
+          pg_catalog.array_position(probe_denied_s.relnames, probe_denied_c.relname)]]::pg_catalog.name[]
+          AS attnames
+        FROM palisade.visible_schemas probe_denied_s, palisade.column_lists probe_denied_l
+        WHERE probe_denied_s.nspname = probe_denied_n.nspname
+          AND probe_denied_c.relname = ANY (probe_denied_s.relnames)) probe_denied_v ON true
       WHERE probe_denied_a.attrelid = palisade.key(1) AND probe_denied_a.attnum = ANY (palisade.key(2))
         AND probe_denied_a.attnum > 0 AND (probe_denied_a.attisdropped
           OR pg_catalog.array_position(probe_denied_v.attnames, probe_denied_a.attname) IS NULL))`,

@@ -287,7 +287,18 @@ function probe(
   return { SubLink: { subLinkType: 'EXPR_SUBLINK', subselect } } as AstNode
 }
 
-const LISTS = new Set(['visible_relations', 'visible_columns'])
+const LISTS = new Set(['visible_relations', 'visible_columns', 'visible_schemas', 'column_lists'])
+
+/**
+ * The lists other lists are made from: each schema once with its tables (and, when the
+ * statement reads columns, each table's column list number), and the distinct column lists.
+ * Probes read these two directly, a row per schema, so a statement about one table never
+ * expands the lists into a row per table.
+ */
+const LIST_SOURCES: Readonly<Record<string, readonly string[]>> = {
+  visible_relations: ['visible_schemas'],
+  visible_columns: ['visible_schemas', 'column_lists'],
+}
 
 function isSet(name: string): boolean {
   return LISTS.has(name) || isCatalogSet(name)
@@ -341,7 +352,7 @@ function setBody(
 export function catalogListsWith(session: CompiledSession, names: Iterable<string>): AstNode[] {
   const version = serverVersionOf(session)
   const needs = (name: string): Iterable<string> =>
-    LISTS.has(name) ? [] : setBody(session, name, version).needs
+    LISTS.has(name) ? (LIST_SOURCES[name] ?? []) : setBody(session, name, version).needs
   const read = new Set<string>()
   const visit = (name: string): void => {
     if (read.has(name)) return
@@ -350,34 +361,24 @@ export function catalogListsWith(session: CompiledSession, names: Iterable<strin
   }
   const sorted = [...names].sort()
   for (const name of sorted) visit(name)
-  // The visible tables are the visible columns' tables: a statement that reads both carries the
-  // names once (at 10,000 tables each list is tens of kilobytes the upstream parses).
-  const derived = read.has('visible_relations') && read.has('visible_columns')
   const ordered: string[] = []
   const placed = new Set<string>()
   const place = (name: string): void => {
     if (placed.has(name)) return
     placed.add(name)
     for (const dependency of needs(name)) place(dependency)
-    if (derived && name === 'visible_relations') place('visible_columns')
     ordered.push(name)
   }
   for (const name of sorted) place(name)
+  const withLists = read.has('column_lists')
   return ordered.map(
     (name) =>
       ({
         CommonTableExpr: {
           ctename: `${SET_PREFIX}${name}`,
-          ctequery:
-            derived && name === 'visible_relations'
-              ? ({
-                  PalisadeFragment: {
-                    sql: `SELECT v.nspname, v.relname FROM ${SET_PREFIX}visible_columns v`,
-                  },
-                } as unknown as AstNode)
-              : LISTS.has(name)
-                ? visibleList(session, name)
-                : setBody(session, name, version).body,
+          ctequery: LISTS.has(name)
+            ? visibleList(session, name, withLists)
+            : setBody(session, name, version).body,
           ...(version >= 120000 ? { ctematerialized: 'CTEMaterializeAlways' } : {}),
         },
       }) as AstNode,
@@ -385,19 +386,32 @@ export function catalogListsWith(session: CompiledSession, names: Iterable<strin
 }
 
 /**
- * The session's visible tables (`nspname, relname`) or their visible columns (`nspname,
- * relname, attnames`), as `unnest` over array constants: a few strings however many tables,
- * which PostgreSQL reads in milliseconds where a VALUES list of 10,000 rows takes seconds to
- * parse and plan. Every statement that reads the catalog carries them, so they are kept short:
- * each schema's name once with the array of its tables, and each distinct column list once
- * (tables of one layout, as in a schema per tenant, share theirs), numbered for the tables.
- * Built once per session.
+ * The session's visible lists, as `unnest` over array constants: a few strings however many
+ * tables, which PostgreSQL reads in milliseconds where a VALUES list of 10,000 rows takes seconds
+ * to parse and plan. Every statement that reads the catalog carries them, so they are kept
+ * short: `visible_schemas` has each schema's name once with the array of its tables (and, with
+ * `withLists`, the number of each table's column list), `column_lists` each distinct column list
+ * once (tables of one layout, as in a schema per tenant, share theirs). `visible_relations`
+ * (`nspname, relname`) and `visible_columns` (`nspname, relname, attnames`) are a row per table,
+ * made from those two by the statement itself. The constants are built once per session.
  */
-function visibleList(session: CompiledSession, name: string): AstNode {
-  const key = `list:${name}`
+function visibleList(session: CompiledSession, name: string, withLists: boolean): AstNode {
+  const key = `list:${name}:${withLists}`
   const cached = session.catalogViews.get(key)
   if (cached) return cached
-  const withColumns = name === 'visible_columns'
+  const sql =
+    name === 'visible_relations'
+      ? `SELECT s.nspname, r.relname FROM ${SET_PREFIX}visible_schemas s, pg_catalog.unnest(s.relnames) AS r(relname)`
+      : name === 'visible_columns'
+        ? `SELECT s.nspname, r.relname, d.attnames FROM ${SET_PREFIX}visible_schemas s, ROWS FROM (pg_catalog.unnest(s.relnames), pg_catalog.unnest(s.lists)) AS r(relname, list), (SELECT l.attnames::pg_catalog.name[] AS attnames, l.list FROM ${SET_PREFIX}column_lists c, ROWS FROM (pg_catalog.unnest(c.attlists)) WITH ORDINALITY AS l(attnames, list)) AS d WHERE d.list OPERATOR(pg_catalog.=) r.list`
+        : listConstants(session, name, withLists)
+  const list = { PalisadeFragment: { sql } } as unknown as AstNode
+  session.catalogViews.set(key, list)
+  return list
+}
+
+/** `visible_schemas` or `column_lists` (see `visibleList`) as the SELECT of their constants. */
+function listConstants(session: CompiledSession, name: string, withLists: boolean): string {
   const schemas = new Map<string, { tables: string[]; lists: number[] }>()
   const lists = new Map<string, number>()
   for (const relation of session.visibleRelations()) {
@@ -407,7 +421,6 @@ function visibleList(session: CompiledSession, name: string): AstNode {
       schemas.set(relation.schema, schema)
     }
     schema.tables.push(relation.name)
-    if (!withColumns) continue
     const columns = arrayLiteral(relation.columns)
     let number = lists.get(columns)
     if (number === undefined) {
@@ -419,24 +432,20 @@ function visibleList(session: CompiledSession, name: string): AstNode {
   // Built as text from deparsed constants: a tree of constants would print the same.
   const constant = (items: readonly string[], type: string) =>
     `${expressionText(stringConst(arrayLiteral(items)))}::pg_catalog.${type}[]`
+  if (name === 'column_lists') return `SELECT ${constant([...lists.keys()], 'text')} AS attlists`
   const groups = [...schemas.values()]
   const names = constant([...schemas.keys()], 'name')
   const tables = constant(
     groups.map((g) => arrayLiteral(g.tables)),
     'text',
   )
-  const sql = withColumns
-    ? `SELECT s.nspname, r.relname, d.attnames FROM ROWS FROM (pg_catalog.unnest(${names}), pg_catalog.unnest(${tables}), pg_catalog.unnest(${constant(
+  const numbers = withLists
+    ? constant(
         groups.map((g) => arrayLiteral(g.lists.map(String))),
         'text',
-      )})) AS s(nspname, relnames, lists), ROWS FROM (pg_catalog.unnest(s.relnames::pg_catalog.name[]), pg_catalog.unnest(s.lists::pg_catalog.int8[])) AS r(relname, list), (SELECT l.attnames::pg_catalog.name[] AS attnames, l.list FROM ROWS FROM (pg_catalog.unnest(${constant(
-        [...lists.keys()],
-        'text',
-      )})) WITH ORDINALITY AS l(attnames, list)) AS d WHERE d.list OPERATOR(pg_catalog.=) r.list`
-    : `SELECT s.nspname, r.relname FROM ROWS FROM (pg_catalog.unnest(${names}), pg_catalog.unnest(${tables})) AS s(nspname, relnames), pg_catalog.unnest(s.relnames::pg_catalog.name[]) AS r(relname)`
-  const list = { PalisadeFragment: { sql } } as unknown as AstNode
-  session.catalogViews.set(key, list)
-  return list
+      )
+    : 'NULL::pg_catalog.text[]'
+  return `SELECT s.nspname, s.relnames::pg_catalog.name[] AS relnames, s.lists::pg_catalog.int4[] AS lists FROM ROWS FROM (pg_catalog.unnest(${names}), pg_catalog.unnest(${tables}), pg_catalog.unnest(${numbers})) AS s(nspname, relnames, lists)`
 }
 
 /**
