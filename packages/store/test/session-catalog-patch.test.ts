@@ -12,6 +12,7 @@ import type {
   User,
 } from '../src/index.js'
 import { createTestStore } from './fixtures/pglite.js'
+import { upstreamSnapshot } from './fixtures/upstream-snapshot.js'
 import { bootstrapAdmin, PASSWORD, unique } from './helpers.js'
 
 const TABLES = ['a', 'b', 'c']
@@ -40,30 +41,14 @@ function upstream(
   extra: Record<string, string[]> = {},
   ancestors: Record<string, { schema: string; table: string }[]> = {},
 ): UpstreamCatalogSnapshot {
-  return {
-    schemas: ['app'],
-    tables: TABLES.map((table_name) => ({
+  return upstreamSnapshot(
+    TABLES.map((table_name) => ({
       schema_name: 'app',
       table_name,
-      table_type: 'TABLE',
-      view_definition: null,
-      view_reads: null,
+      columns: [...COLUMNS, ...(extra[table_name] ?? [])],
       ancestors: ancestors[table_name] ?? null,
-      primary_key: ['id'],
     })),
-    column_tables: TABLES.map((table_name) => ({ schema_name: 'app', table_name })),
-    columns: TABLES.flatMap((table_name) =>
-      [...COLUMNS, ...(extra[table_name] ?? [])].map((column_name, i) => ({
-        schema_name: 'app',
-        table_name,
-        column_name,
-        ordinal_position: i + 1,
-        data_type: i === 0 ? 'integer' : 'text',
-        is_nullable: i > 0,
-        column_default: null,
-      })),
-    ),
-  }
+  )
 }
 
 describe('the session catalog after a sync or a tag', () => {
