@@ -57,6 +57,18 @@ export async function bootstrapAdmin(store: Store) {
   )
 }
 
+/** The first admin, a user and an embedded datasource that user may connect to. */
+export async function userWithDatasource(store: Store) {
+  const admin = await bootstrapAdmin(store)
+  const user = await store.users.create({ username: unique('u'), password: PASSWORD }, admin.id)
+  const ds = await store.datasources.create(
+    { name: unique('wide'), ds_type: 'pglite', config: {} },
+    admin.id,
+  )
+  await store.access.setUsers(ds.id, { user_ids: [user.id] }, admin.id)
+  return { admin, user, ds }
+}
+
 /** Latest admin-audit entries of one resource, newest first, with parsed changes. */
 export async function auditOf(store: Store, resourceId: string) {
   const page = await store.audit.admin.list({ resource_id: resourceId, page_size: 200 })

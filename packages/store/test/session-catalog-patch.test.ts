@@ -13,7 +13,7 @@ import type {
 } from '../src/index.js'
 import { createTestStore } from './fixtures/pglite.js'
 import { upstreamSnapshot } from './fixtures/upstream-snapshot.js'
-import { bootstrapAdmin, PASSWORD, unique } from './helpers.js'
+import { userWithDatasource } from './helpers.js'
 
 const TABLES = ['a', 'b', 'c']
 const COLUMNS = ['id', 'note']
@@ -61,13 +61,10 @@ describe('the session catalog after a sync or a tag', () => {
 
   beforeAll(async () => {
     store = await createTestStore()
-    admin = await bootstrapAdmin(store)
-    user = await store.users.create({ username: unique('u'), password: PASSWORD }, admin.id)
-    ds = await store.datasources.create(
-      { name: unique('wide'), ds_type: 'pglite', config: {} },
-      admin.id,
-    )
-    await store.access.setUsers(ds.id, { user_ids: [user.id] }, admin.id)
+    const made = await userWithDatasource(store)
+    admin = made.admin
+    user = made.user
+    ds = made.ds
     await store.catalog.saveCatalog(ds.id, saved, admin.id)
   })
   afterAll(() => store.close())
