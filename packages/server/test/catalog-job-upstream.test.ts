@@ -50,6 +50,19 @@ describe.skipIf(!url)('a catalog job opens the datasource upstream pool', () => 
     }
   }
 
+  /** A save_catalog job exposing one table of `public`. */
+  const saveTable = (datasourceId: string, table: string) =>
+    runJob(datasourceId, {
+      action: 'save_catalog',
+      schemas: [
+        {
+          schema_name: 'public',
+          is_selected: true,
+          tables: [{ table_name: table, is_selected: true }],
+        },
+      ],
+    })
+
   const poolOf = (name: string) =>
     server.dataPlane.upstreamPools().find((pool) => pool.datasource === name)
 
@@ -63,16 +76,7 @@ describe.skipIf(!url)('a catalog job opens the datasource upstream pool', () => 
     const schemas = await runJob(ds['id'], { action: 'discover_schemas' })
     expect(schemas['status']).toBe('completed')
     expect(poolOf('pooled')).toBeUndefined()
-    const saved = await runJob(ds['id'], {
-      action: 'save_catalog',
-      schemas: [
-        {
-          schema_name: 'public',
-          is_selected: true,
-          tables: [{ table_name: 'tenants', is_selected: true }],
-        },
-      ],
-    })
+    const saved = await saveTable(ds['id'], 'tenants')
     expect(saved['status']).toBe('completed')
     const pool = poolOf('pooled')
     expect(pool).toBeDefined()
@@ -87,16 +91,7 @@ describe.skipIf(!url)('a catalog job opens the datasource upstream pool', () => 
       ds_type: 'pglite',
       config: { init_sql: 'CREATE TABLE t (id int)' },
     })
-    const saved = await runJob(ds['id'], {
-      action: 'save_catalog',
-      schemas: [
-        {
-          schema_name: 'public',
-          is_selected: true,
-          tables: [{ table_name: 't', is_selected: true }],
-        },
-      ],
-    })
+    const saved = await saveTable(ds['id'], 't')
     expect(saved['status']).toBe('completed')
     expect(server.dataPlane.upstreamStatuses().map((s) => s.datasource)).not.toContain('embedded')
   })
