@@ -353,14 +353,6 @@ export function catalogListsWith(session: CompiledSession, names: Iterable<strin
   const version = serverVersionOf(session)
   const needs = (name: string): Iterable<string> =>
     LISTS.has(name) ? (LIST_SOURCES[name] ?? []) : setBody(session, name, version).needs
-  const read = new Set<string>()
-  const visit = (name: string): void => {
-    if (read.has(name)) return
-    read.add(name)
-    for (const dependency of needs(name)) visit(dependency)
-  }
-  const sorted = [...names].sort()
-  for (const name of sorted) visit(name)
   const ordered: string[] = []
   const placed = new Set<string>()
   const place = (name: string): void => {
@@ -369,8 +361,9 @@ export function catalogListsWith(session: CompiledSession, names: Iterable<strin
     for (const dependency of needs(name)) place(dependency)
     ordered.push(name)
   }
-  for (const name of sorted) place(name)
-  const withLists = read.has('column_lists')
+  for (const name of [...names].sort()) place(name)
+  // Every list and set the statement reads is placed, so this tells whether it reads columns.
+  const withLists = placed.has('column_lists')
   return ordered.map(
     (name) =>
       ({
@@ -396,7 +389,8 @@ export function catalogListsWith(session: CompiledSession, names: Iterable<strin
  * made from those two by the statement itself. The constants are built once per session.
  */
 function visibleList(session: CompiledSession, name: string, withLists: boolean): AstNode {
-  const key = `list:${name}:${withLists}`
+  // Only the schemas' list differs with `withLists`.
+  const key = name === 'visible_schemas' ? `list:${name}:${withLists}` : `list:${name}`
   const cached = session.catalogViews.get(key)
   if (cached) return cached
   const sql =
@@ -410,25 +404,40 @@ function visibleList(session: CompiledSession, name: string, withLists: boolean)
   return list
 }
 
-/** `visible_schemas` or `column_lists` (see `visibleList`) as the SELECT of their constants. */
-function listConstants(session: CompiledSession, name: string, withLists: boolean): string {
-  const schemas = new Map<string, { tables: string[]; lists: number[] }>()
-  const lists = new Map<string, number>()
+/** The visible relations by schema, and the distinct column lists: what both constants read. */
+interface ListGroups {
+  schemas: Map<string, { tables: string[]; lists: number[] }>
+  /** Each distinct column list's array text, numbered from 1 in insertion order. */
+  lists: Map<string, number>
+}
+
+/** The session's `ListGroups`, made once per session. */
+function listGroups(session: CompiledSession): ListGroups {
+  const cached = session.catalogParts.get('list-groups') as ListGroups | undefined
+  if (cached) return cached
+  const groups: ListGroups = { schemas: new Map(), lists: new Map() }
   for (const relation of session.visibleRelations()) {
-    let schema = schemas.get(relation.schema)
+    let schema = groups.schemas.get(relation.schema)
     if (!schema) {
       schema = { tables: [], lists: [] }
-      schemas.set(relation.schema, schema)
+      groups.schemas.set(relation.schema, schema)
     }
     schema.tables.push(relation.name)
     const columns = arrayLiteral(relation.columns)
-    let number = lists.get(columns)
+    let number = groups.lists.get(columns)
     if (number === undefined) {
-      number = lists.size + 1
-      lists.set(columns, number)
+      number = groups.lists.size + 1
+      groups.lists.set(columns, number)
     }
     schema.lists.push(number)
   }
+  session.catalogParts.set('list-groups', groups)
+  return groups
+}
+
+/** `visible_schemas` or `column_lists` (see `visibleList`) as the SELECT of their constants. */
+function listConstants(session: CompiledSession, name: string, withLists: boolean): string {
+  const { schemas, lists } = listGroups(session)
   // Built as text from deparsed constants: a tree of constants would print the same.
   const constant = (items: readonly string[], type: string) =>
     `${expressionText(stringConst(arrayLiteral(items)))}::pg_catalog.${type}[]`
