@@ -3,10 +3,7 @@
  * format 1: every entry reads back as it was, keeps its HMAC link, and verify still holds.
  */
 import { randomBytes } from 'node:crypto'
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { rm } from 'node:fs/promises'
 import { sql } from 'drizzle-orm'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -21,29 +18,15 @@ import {
 } from '../src/index.js'
 import { rowsOf, type StoreDriver } from '../src/kernel/db.js'
 import { parseSecretKey, SecretBox } from '../src/kernel/secret-box.js'
+import { migrationsUpTo } from './fixtures/migrations.js'
 import { TEST_SECRET_KEY } from './fixtures/pglite.js'
 
-const DRIZZLE = fileURLToPath(new URL('../drizzle', import.meta.url))
 const U1 = '0190f000-0000-7000-8000-0000000000a1'
 const U2 = '0190f000-0000-7000-8000-0000000000a2'
 const D1 = '0190f000-0000-7000-8000-0000000000d1'
 const D2 = '0190f000-0000-7000-8000-0000000000d2'
 const POLICY = '0190f000-0000-7000-8000-0000000000b1'
 const BASE = Date.parse('2026-01-10T10:00:00Z')
-
-/** A copy of the migrations up to and including `tag`. */
-async function migrationsUpTo(tag: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'palisade-migrations-'))
-  const journal = JSON.parse(await readFile(join(DRIZZLE, 'meta', '_journal.json'), 'utf8')) as {
-    entries: { tag: string }[]
-  }
-  journal.entries = journal.entries.slice(0, journal.entries.findIndex((e) => e.tag === tag) + 1)
-  await mkdir(join(dir, 'meta'))
-  await writeFile(join(dir, 'meta', '_journal.json'), JSON.stringify(journal))
-  for (const e of journal.entries)
-    await cp(join(DRIZZLE, `${e.tag}.sql`), join(dir, `${e.tag}.sql`))
-  return dir
-}
 
 /** A row of the row-per-entry log as earlier versions wrote it. */
 interface LegacyRow {

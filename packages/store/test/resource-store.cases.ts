@@ -7,6 +7,7 @@ import { identityProvidersCases } from './cases/identity-providers.cases.js'
 import { policiesCases } from './cases/policies.cases.js'
 import { policyKindsCases } from './cases/policy-kinds.cases.js'
 import { rolesCases } from './cases/roles.cases.js'
+import { sessionDocsCases } from './cases/session-docs.cases.js'
 import { sessionsCases } from './cases/sessions.cases.js'
 import { tagsCases } from './cases/tags.cases.js'
 import { usersCases } from './cases/users.cases.js'
@@ -31,6 +32,7 @@ export function runResourceStoreCases(
   policiesCases(makeStore, options)
   policyKindsCases(makeStore)
   sessionsCases(makeStore)
+  sessionDocsCases(makeStore)
   auditCases(makeStore)
   auditRetentionCases(makeStore)
   grantsCases(makeStore)

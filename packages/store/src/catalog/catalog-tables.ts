@@ -39,6 +39,11 @@ export const catalogTables = pgTable(
     ancestors: jsonb('ancestors').$type<RelationName[]>(),
     /** Tables: the primary key's columns in key order (grouping by them is functional dependency). */
     primaryKey: jsonb('primary_key').$type<string[]>(),
+    /**
+     * What sessions read of the table (docs/store.md#session-documents): kept by triggers from
+     * this row and its selected columns, so a login reads one short text per table.
+     */
+    sessionDoc: text('session_doc'),
   },
   (t) => [
     unique('catalog_tables_name_uq').on(t.schemaId, t.tableName),
