@@ -82,8 +82,10 @@ export function sessionDocsCases(makeStore: MakeStore): void {
       expect(session).toEqual(await store.catalog.exposed(ds.id))
       return session.schemas[0]?.tables ?? []
     }
-    const columnsOf = (tables: { name: string; columns: { name: string }[] }[], name: string) =>
-      tables.find((t) => t.name === name)?.columns.map((c) => c.name)
+    const columnsOf = (
+      tables: readonly { name: string; columns: readonly { name: string }[] }[],
+      name: string,
+    ) => tables.find((t) => t.name === name)?.columns.map((c) => c.name)
 
     beforeAll(async () => {
       store = await makeStore()
@@ -139,7 +141,7 @@ export function sessionDocsCases(makeStore: MakeStore): void {
     })
 
     it('go with a table a save removes, and a table exposed again is read whole', async () => {
-      const [app] = schema()
+      const app = schema()[0] as SaveSchemaInput
       const without = { ...app, tables: app.tables.filter((t) => t.table_name !== 'orders_2026') }
       await store.catalog.saveCatalog(ds.id, [without], admin.id)
       expect((await expectCurrent()).map((t) => t.name)).toEqual(['orders', 'recent'])
