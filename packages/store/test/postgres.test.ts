@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { openPostgresDriver } from '../src/drivers/postgres.js'
 import { type ChangeNotice, createStore, type Store } from '../src/index.js'
 import { TEST_SECRET_KEY } from './fixtures/pglite.js'
 import { bootstrapAdmin, unique } from './helpers.js'
@@ -8,21 +10,52 @@ import { runResourceStoreCases, type StoreTestOptions } from './resource-store.c
 
 const url = process.env['PALISADE_TEST_PG_URL']
 const created: string[] = []
+const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url))
 
-/** A fresh database per store, so runs and blocks never see each other's rows. */
-async function freshDatabase(): Promise<string> {
+/**
+ * A fresh database per store, so runs and blocks never see each other's rows: empty, or (with
+ * `template`) a copy of that database.
+ */
+async function freshDatabase(template?: string): Promise<string> {
   const name = `palisade_test_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: url })
   await admin.connect()
   try {
-    await admin.query(`CREATE DATABASE ${name}`)
+    await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`)
   } finally {
     await admin.end()
   }
   created.push(name)
+  return urlOf(name)
+}
+
+function urlOf(name: string): string {
   const target = new URL(url as string)
   target.pathname = `/${name}`
   return target.toString()
+}
+
+let migrated: Promise<string> | undefined
+
+/**
+ * A database the store's migrations ran on (the driver's migrate, as `createStore` runs it;
+ * nothing else), made once per file: each store of the shared cases starts on a copy of it
+ * instead of running every migration again, as the PGlite cases start from a snapshot. The
+ * tests below that start instances together still start on empty databases.
+ */
+function migratedTemplate(): Promise<string> {
+  migrated ??= (async () => {
+    const database = await freshDatabase()
+    const name = new URL(database).pathname.slice(1)
+    const driver = await openPostgresDriver({ databaseUrl: database })
+    try {
+      await driver.migrate(MIGRATIONS)
+    } finally {
+      await driver.close()
+    }
+    return name
+  })()
+  return migrated
 }
 
 async function dropDatabases(): Promise<void> {
@@ -55,9 +88,12 @@ async function eventually(
 describe.skipIf(!url)('store on PostgreSQL (PALISADE_TEST_PG_URL)', () => {
   afterAll(dropDatabases)
 
-  runResourceStoreCases(async (options) => open(await freshDatabase(), options), {
-    realConcurrency: true,
-  })
+  runResourceStoreCases(
+    async (options) => open(await freshDatabase(await migratedTemplate()), options),
+    {
+      realConcurrency: true,
+    },
+  )
 
   it('survives its connection dropping in the middle of a transaction', async () => {
     const store = await open(await freshDatabase())
