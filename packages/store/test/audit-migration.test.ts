@@ -8,7 +8,6 @@ import { sql } from 'drizzle-orm'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CHAIN_KEY_PURPOSE, canonicalQueryEntry, chainHash } from '../src/audit/audit-chain.js'
-import { openPgliteDriver } from '../src/drivers/pglite.js'
 import { openPostgresDriver } from '../src/drivers/postgres.js'
 import {
   createStore,
@@ -18,7 +17,7 @@ import {
 } from '../src/index.js'
 import { rowsOf, type StoreDriver } from '../src/kernel/db.js'
 import { parseSecretKey, SecretBox } from '../src/kernel/secret-box.js'
-import { migrationsUpTo } from './fixtures/migrations.js'
+import { migrationsUpTo, pgliteStoreUpgradedFrom } from './fixtures/migrations.js'
 import { TEST_SECRET_KEY } from './fixtures/pglite.js'
 
 const U1 = '0190f000-0000-7000-8000-0000000000a1'
@@ -236,19 +235,10 @@ async function checkMigrated(store: Store, rows: LegacyRow[]) {
 
 describe('query audit moved into batches by migration 0014', () => {
   it('on embedded PGlite', async () => {
-    const folder = await migrationsUpTo('0013_catalog_tags')
     const rows = legacyRows(key)
-    let snapshot: Blob
-    const driver = await openPgliteDriver()
-    try {
-      await driver.migrate(folder)
-      await insertLegacy(driver, rows)
-      snapshot = await (driver.dump as () => Promise<Blob>)()
-    } finally {
-      await driver.close()
-      await rm(folder, { recursive: true, force: true })
-    }
-    const store = await createStore({ secretKey: TEST_SECRET_KEY, loadDataDir: snapshot })
+    const store = await pgliteStoreUpgradedFrom('0013_catalog_tags', (driver) =>
+      insertLegacy(driver, rows),
+    )
     try {
       await checkMigrated(store, rows)
     } finally {
