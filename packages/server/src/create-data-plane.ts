@@ -108,7 +108,8 @@ export async function createDataPlane(options: DataPlaneOptions): Promise<DataPl
     rewriteTimeoutMs: config.rewriteTimeoutMs,
     workers: config.rewriteWorkers,
   })
-  rewriter.start()
+  // No worker until a long or catalog statement needs one: an idle worker holds about 24 MB,
+  // and starting one costs that first statement about 100 ms once.
   const upstreams = new UpstreamRegistry(async (id) => {
     const upstream = await backend.upstreamConfig(id)
     if (upstream.kind !== 'postgres') return upstream
