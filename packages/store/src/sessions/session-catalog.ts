@@ -46,9 +46,13 @@ export async function readSessionCatalog(
   datasourceId: string,
   only?: readonly EditedRelation[],
 ): Promise<Catalog> {
-  const schemas = await readOneVersion(db, datasourceId, () =>
-    only ? readNamed(db, datasourceId, only) : readAll(db, datasourceId),
-  )
+  // A few tables (a sync's or a tag's) are one statement: nothing to keep in one version.
+  const schemas =
+    only && only.length <= TABLES_PER_READ
+      ? await readSchemas(db, datasourceId, only)
+      : await readOneVersion(db, datasourceId, () =>
+          only ? readNamed(db, datasourceId, only) : readAll(db, datasourceId),
+        )
   const descendants = await readDescendants(db, datasourceId)
   return withTags(db, datasourceId, { schemas: withDescendants(schemas, descendants) })
 }
@@ -135,17 +139,12 @@ async function readNamed(
   only: readonly EditedRelation[],
 ): Promise<ChunkedRead> {
   const merged = new Map<string, SchemaBuild>()
-  const chunks = only.length === 0 ? [[]] : slicesOf(only, TABLES_PER_READ)
+  const chunks = slicesOf(only, TABLES_PER_READ)
   for (const chunk of chunks) {
     for (const schema of await readSchemas(db, datasourceId, chunk)) {
       const known = merged.get(schema.name)
       if (known) known.tables.push(...schema.tables)
-      else
-        merged.set(schema.name, {
-          name: schema.name,
-          alias: schema.alias ?? null,
-          tables: [...schema.tables],
-        })
+      else merged.set(schema.name, schema)
     }
   }
   return { schemas: [...merged.values()], chunked: chunks.length > 1 }
@@ -163,7 +162,7 @@ async function readSchemas(
   db: Db,
   datasourceId: string,
   only: readonly EditedRelation[],
-): Promise<CatalogSchema[]> {
+): Promise<SchemaBuild[]> {
   const rows = await rowsOf<Row>(
     db.execute(sql`
       SELECT s.schema_name, s.schema_alias, t.session_doc AS doc
