@@ -21,6 +21,7 @@ const KNOWN_SECONDS: Record<string, number> = {
   'server:packages/server/test/console/console-identity-providers.e2e.test.ts': 30,
   'server:packages/server/test/robustness.postgres.test.ts': 30,
   'server:packages/server/test/http/catalog-wide-postgres.test.ts': 29,
+  'server:packages/server/test/wide-catalog.postgres.test.ts': 35,
   'server:packages/server/test/http/preview.test.ts': 22,
   'server:packages/server/test/protocol-strictness.postgres.test.ts': 18,
   'server:packages/server/test/http/bad-input-fuzz.test.ts': 18,

@@ -32,6 +32,7 @@ import { namesCatalogKeys } from './transform/catalog-guard-pass.js'
 import { wrapScans } from './transform/scan-wrapping-transformer.js'
 import { rewriteShow } from './transform/show-statement.js'
 import { transactionSql } from './transform/transaction-statement.js'
+import { listsCatalogWholesale } from './virtual-catalog/catalog-listing.js'
 import { catalogListsWith } from './virtual-catalog/pg-catalog.js'
 
 export interface RewriteOptions {
@@ -203,6 +204,9 @@ function rewriteQuery(
   const aggregating = checkAggregation(projected, analysis, plans)
   session.catalogListsRead.clear()
   session.catalogProbes = namesCatalogKeys(analysis.pushdowns)
+  session.catalogListing =
+    [...analysis.references.values()].some((r) => r.kind === 'pg_catalog') &&
+    listsCatalogWholesale(query)
   const enforced = aggregating ? rewriteAggregations(projected, aggregating) : projected
   const rowIdentity = aggregating ? rowIdentityColumns(aggregating) : undefined
   const wrapped = wrapScans(enforced, session, analysis, plans, rowIdentity)

@@ -1,22 +1,38 @@
 /**
- * A wide catalog through the data plane (docs/pgwire.md#sessions): 2,000 exposed tables, a row
- * filter and a mask on `wide.*`. Sessions build a table's rules when they first name it, so a
- * login does not depend on the catalog's size; the rules are still the right ones on a table
- * picked at random, and a policy or catalog change still reaches an open session.
+ * A wide catalog through the data plane (docs/pgwire.md#sessions): 10,000 exposed tables (and
+ * one more upstream that is not exposed), a row filter and a mask on `wide.*`. Sessions build a
+ * table's rules when they first name it, so a login does not depend on the catalog's size; the
+ * rules are still the right ones on a table picked at random, a policy or catalog change still
+ * reaches an open session, and psql, pgjdbc and SQLAlchemy browse the whole schema.
  */
 import type { Policy, SaveSchemaInput, Store } from '@palisade/store'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDataPlane, type DataPlane } from '../src/index.js'
+import {
+  findJava,
+  findPsql,
+  findPython,
+  JDBC_JAR,
+  parseSteps,
+  run,
+  stepOk,
+  toolTitle,
+  WIDE_JDBC,
+  WIDE_PYTHON,
+} from './compat/tools.js'
 import { PASSWORD, SYSTEM_ACTOR } from './fixtures/seed-store.js'
 import { createTestStore } from './fixtures/snapshots.js'
 
-const TABLES = 2000
+const TABLES = 10_000
 const url = process.env['PALISADE_TEST_PG_URL']
 const nameOf = (i: number) => `t${String(i).padStart(5, '0')}`
 /** Two distinct tables picked at random for this run. */
 const picked = Math.floor(Math.random() * (TABLES - 1)) + 1
 const other = (picked % TABLES) + 1
+const [psql, java, python] = [findPsql(), findJava(), findPython()]
+/** A table upstream that the catalog does not expose. */
+const hidden = nameOf(TABLES + 1)
 
 function catalog(hideColumnOf?: string): SaveSchemaInput[] {
   return [
@@ -79,13 +95,16 @@ if (!url) {
       await admin.query(`CREATE DATABASE ${database}`)
       const upstream = new pg.Client({ connectionString: url.replace(/\/[^/]*$/, `/${database}`) })
       await upstream.connect()
+      await upstream.query('CREATE SCHEMA wide')
+      // Alone in its statement, so it may commit every 1,000 tables (the lock table stays small).
       await upstream.query(`
-        CREATE SCHEMA wide;
         DO $$ DECLARE i int; BEGIN
-          FOR i IN SELECT generate_series(1, ${TABLES}) LOOP
+          FOR i IN SELECT generate_series(1, ${TABLES + 1}) LOOP
             EXECUTE format('CREATE TABLE wide.t%s (id int, tenant_id int, c2 text)', lpad(i::text, 5, '0'));
+            IF i % 1000 = 0 THEN COMMIT; END IF;
           END LOOP;
-        END $$;
+        END $$`)
+      await upstream.query(`
         INSERT INTO wide.${nameOf(picked)} VALUES (1, 1, 'one'), (2, 2, 'two'), (3, 1, 'three');
         INSERT INTO wide.${nameOf(other)} VALUES (1, 2, 'uno'), (2, 1, 'dos');`)
       await upstream.end()
@@ -178,7 +197,8 @@ if (!url) {
         `SELECT count(*)::int AS n FROM wide.${nameOf(picked)} WHERE c2 = 'one'`,
       )
       expect(probed.rows).toEqual([{ n: 0 }])
-      await expect(u1.query('SELECT * FROM wide.t99999')).rejects.toMatchObject({ code: '42P01' })
+      for (const missing of ['wide.t99999', `wide.${hidden}`])
+        await expect(u1.query(`SELECT * FROM ${missing}`)).rejects.toMatchObject({ code: '42P01' })
     })
 
     it('brings a policy change to an open session at its next statement', async () => {
@@ -220,6 +240,78 @@ if (!url) {
         await store.catalog.saveCatalog(datasourceId, catalog(), actor)
       }
       expect(await rowsOf(u2, nameOf(picked))).toEqual([{ id: 2, tenant_id: 2, c2: '***' }])
+    })
+
+    /** Where a client program connects: the data plane, as user1 of `wide`. */
+    const target = () => ['127.0.0.1', String(plane.port), 'wide', 'user1', PASSWORD]
+    const psqlLines = async (command: string) => {
+      const out = await run(
+        psql.ok ? psql.command : 'psql',
+        [
+          '-X',
+          '-A',
+          '-t',
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(plane.port),
+          '-U',
+          'user1',
+          '-c',
+          command,
+        ],
+        { PGPASSWORD: PASSWORD, PGDATABASE: 'wide', PGSSLMODE: 'disable' },
+        120_000,
+      )
+      return { lines: out.stdout.split('\n').filter(Boolean), stderr: out.stderr }
+    }
+
+    describe.skipIf(!psql.ok)(toolTitle('psql', psql), () => {
+      it('lists every exposed table with \\dt and describes one with \\d', async () => {
+        const listed = await psqlLines('\\dt wide.*')
+        expect(listed.stderr).toBe('')
+        const tables = listed.lines.map((line) => line.split('|')[1])
+        expect(tables).toHaveLength(TABLES)
+        expect(tables).toContain(nameOf(picked))
+        expect(tables).not.toContain(hidden)
+        const described = await psqlLines(`\\d wide.${nameOf(picked)}`)
+        expect(described.lines.map((line) => line.split('|')[0])).toEqual(['id', 'tenant_id', 'c2'])
+        expect((await psqlLines(`\\d wide.${hidden}`)).stderr).toMatch(/Did not find any relation/)
+      })
+    })
+
+    describe.skipIf(!java.ok)(toolTitle('pgjdbc', java), () => {
+      it('lists the schema’s tables and columns through DatabaseMetaData', async () => {
+        const args = [...target(), nameOf(picked), hidden]
+        const out = await run(
+          java.ok ? java.command : 'java',
+          ['-cp', JDBC_JAR, WIDE_JDBC, ...args],
+          {},
+          180_000,
+        )
+        const steps = parseSteps(out)
+        expect(stepOk(steps, 'tables', out).value).toBe(TABLES)
+        expect(stepOk(steps, 'schemaColumns', out).value).toBe(TABLES * 3)
+        expect(stepOk(steps, 'tableColumns', out).value).toEqual(['id', 'tenant_id', 'c2'])
+        expect(stepOk(steps, 'hiddenColumns', out).value).toBe(0)
+      })
+    })
+
+    describe.skipIf(!python.ok)(toolTitle('SQLAlchemy', python), () => {
+      it('reflects the schema’s tables and one table', async () => {
+        const args = [...target(), nameOf(picked), hidden]
+        const out = await run(
+          python.ok ? python.command : 'python3',
+          [WIDE_PYTHON, ...args],
+          {},
+          180_000,
+        )
+        const steps = parseSteps(out)
+        expect(stepOk(steps, 'tableNames', out).value).toBe(TABLES)
+        expect(stepOk(steps, 'columns', out).value).toEqual(['id', 'tenant_id', 'c2'])
+        expect(stepOk(steps, 'reflect', out).value).toEqual(['id', 'tenant_id', 'c2'])
+        expect(stepOk(steps, 'hasHidden', out).value).toBe(false)
+      })
     })
   })
 }

@@ -114,6 +114,12 @@ export class CompiledSession {
    */
   catalogProbes = false
   /**
+   * @internal Whether the statement being rewritten lists catalog objects wholesale (names
+   * none by key or name): its catalog relations are then joined by PostgreSQL as whole sets
+   * rather than looked up per row of their left side (virtual-catalog/catalog-listing.ts).
+   */
+  catalogListing = false
+  /**
    * @internal What the session was compiled from, when compiling it again elsewhere gives the
    * same session (no decision function runs): a rewrite worker compiles its own copy from it.
    */

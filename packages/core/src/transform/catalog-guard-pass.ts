@@ -119,9 +119,10 @@ export function virtualCatalogRelation(
   const plain = pgCatalogPlainColumns(session, reference.relation)
   const pushed = copyConjuncts(literal, 'x', (column) => plain.has(column), true)
   // A relation a literal already keys needs no key from its left: made LATERAL, it would
-  // instead be looked up once per row of a side that may have to be computed whole.
+  // instead be looked up once per row of a side that may have to be computed whole. Nor does
+  // one in a wholesale listing, whose left side is every visible object (catalog-listing.ts).
   const keyed = literal.some((c) => isCatalogKey(reference.relation, c.column))
-  const outer = (candidates ?? []).filter((c) => !(keyed && c.lateral))
+  const outer = (candidates ?? []).filter((c) => !((keyed || session.catalogListing) && c.lateral))
   const correlated = correlatedConjuncts(session, reference.relation, plain, outer)
   pushed.push(...correlated.conjuncts)
   if (!keyed) pushed.push(...throughConjuncts(plain, candidates ?? []))

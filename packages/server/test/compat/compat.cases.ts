@@ -15,7 +15,7 @@ import {
   run,
   type StepResult,
   stepOk,
-  type Tool,
+  toolTitle,
 } from './tools.js'
 
 /*
@@ -27,16 +27,6 @@ import {
 
 const VISIBLE_TABLES = ['customers', 'orders']
 const VISIBLE_CUSTOMER_COLUMNS = ['id', 'tenant', 'name', 'email']
-
-/**
- * A describe title that names the missing tool and its package when the tool is absent; the
- * reason is also printed, so a run that skips a client says so even with the default reporter.
- */
-function title(name: string, tool: Tool): string {
-  if (tool.ok) return name
-  console.warn(`compat suite: skipping ${name}: ${tool.reason}`)
-  return `${name} (SKIPPED: ${tool.reason})`
-}
 
 /** The upstream database's real name, which a client must never see. */
 function upstreamDatabase(h: Harness): string {
@@ -66,7 +56,7 @@ export function runCompatCases(name: string, makeHarness: MakeHarness): void {
       await h?.close()
     })
 
-    describe.skipIf(!psql.ok)(title('psql', psql), () => {
+    describe.skipIf(!psql.ok)(toolTitle('psql', psql), () => {
       /** Runs one psql command as alice: unaligned, `|`-separated, no psqlrc. */
       const sh = (command: string, tuplesOnly = true): Promise<Run> =>
         run(
@@ -197,7 +187,7 @@ export function runCompatCases(name: string, makeHarness: MakeHarness): void {
       })
     })
 
-    describe.skipIf(!java.ok)(title('pgjdbc', java), () => {
+    describe.skipIf(!java.ok)(toolTitle('pgjdbc', java), () => {
       let out: Run
       let steps: Map<string, StepResult>
       beforeAll(async () => {
@@ -261,7 +251,7 @@ export function runCompatCases(name: string, makeHarness: MakeHarness): void {
       })
     })
 
-    describe.skipIf(!python.ok)(title('psycopg2 + SQLAlchemy', python), () => {
+    describe.skipIf(!python.ok)(toolTitle('psycopg2 + SQLAlchemy', python), () => {
       let out: Run
       let steps: Map<string, StepResult>
       beforeAll(async () => {

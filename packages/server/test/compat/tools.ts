@@ -16,7 +16,20 @@ export interface Run {
 const here = dirname(fileURLToPath(import.meta.url))
 export const JDBC_SOURCE = join(here, 'java', 'JdbcCompat.java')
 export const PYTHON_SCRIPT = join(here, 'python', 'sqlalchemy_compat.py')
+/** Programs that browse a schema of thousands of tables (wide-catalog.postgres.test.ts). */
+export const WIDE_JDBC = join(here, 'java', 'WideCatalog.java')
+export const WIDE_PYTHON = join(here, 'python', 'wide_catalog.py')
 export const JDBC_JAR = process.env['PALISADE_COMPAT_JDBC_JAR'] ?? '/usr/share/java/postgresql.jar'
+
+/**
+ * A describe title that names the missing tool and its package when the tool is absent; the
+ * reason is also printed, so a run without the tool says what it skipped.
+ */
+export function toolTitle(name: string, tool: Tool): string {
+  if (tool.ok) return name
+  console.warn(`compat suite: skipping ${name}: ${tool.reason}`)
+  return `${name} (SKIPPED: ${tool.reason})`
+}
 
 /** True when `command args...` starts and exits 0. */
 function runs(command: string, args: string[]): boolean {
