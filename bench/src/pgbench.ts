@@ -267,8 +267,10 @@ export async function run(): Promise<void> {
       const thread = new Map<string, number[]>()
       const add = <T>(map: Map<string, T[]>, name: string, value: T) =>
         map.set(name, [...(map.get(name) ?? []), value])
+      // The order reversed each round: on a shared machine the speed drifts over a cell's
+      // seconds, and `palisade serve` and its audit-discarded twin run next to each other.
       for (let round = 0; round < ROUNDS; round++) {
-        for (const target of targets) {
+        for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
           const before = await target.cpu?.()
           const result = await runPgbench({
             port: target.port,
@@ -303,7 +305,20 @@ export async function run(): Promise<void> {
         return `${fmt(value, 0)} (${fmt(value / direct, 2)}×)`
       }
       const label = `${cell.workload.name}, ${cell.connect ? '-C ' : ''}${cell.mode}`
-      const ratio = (a: string, b: string) => fmt(tps(a) / tps(b), 2)
+      // The median of each round's ratio: a round's two runs are neighbours in time.
+      const ratio = (a: string, b: string) => {
+        const [mine, theirs] = [results.get(a) ?? [], results.get(b) ?? []]
+        const rounds = mine.map((r, i) => {
+          const other = theirs[i]
+          return r.ok && other?.ok ? r.tps / other.tps : Number.NaN
+        })
+        const finite = rounds.filter(Number.isFinite)
+        const spread =
+          finite.length < 2
+            ? ''
+            : ` (${fmt(Math.min(...finite), 2)}–${fmt(Math.max(...finite), 2)})`
+        return `${fmt(median(rounds), 2)}${spread}`
+      }
       throughput.push([
         label,
         String(cell.clients),
@@ -332,7 +347,7 @@ export async function run(): Promise<void> {
     }
     const others = targets.slice(1).map((t) => t.name)
     printTable(
-      `pgbench, ${SECONDS} s per run, median of ${ROUNDS} (tps and ratio to direct)`,
+      `pgbench, ${SECONDS} s per run, median of ${ROUNDS} in turns, the order reversed each round (tps and ratio to direct; the last two columns: median of the rounds' ratios, lowest–highest)`,
       [
         'workload, -M',
         'clients',
