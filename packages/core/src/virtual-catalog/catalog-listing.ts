@@ -1,6 +1,7 @@
 import { walkTree } from '../ast/map-tree.js'
 import { type AstNode, type NodeBody, type Pg, stringsOf, tagOf } from '../ast/node.js'
 import { nodeBody } from '../ast/tag-dispatch.js'
+import { pgCatalogKeyType } from './pg-catalog.js'
 
 /**
  * Whether a catalog statement lists objects wholesale (every column of a schema, every table)
@@ -34,24 +35,13 @@ export function listsCatalogWholesale(query: AstNode): boolean {
   return !names
 }
 
-/** Keys whose value picks out one object (not a schema's or a catalog's worth of them). */
-const OBJECT_KEYS = new Set([
-  'oid',
-  'attrelid',
-  'adrelid',
-  'conrelid',
-  'confrelid',
-  'conindid',
-  'indexrelid',
-  'indrelid',
-  'objoid',
-  'typrelid',
-  'inhrelid',
-  'inhparent',
-  'partrelid',
-  'enumtypid',
-  'rngtypid',
-])
+/**
+ * OID keys (pg-catalog.ts) whose value picks out a schema's or a catalog's worth of objects, not
+ * one: every other OID key names one object.
+ */
+const WHOLESALE_KEYS = new Set(['relnamespace', 'typnamespace', 'pronamespace', 'classoid'])
+const isObjectKey = (column: string) =>
+  pgCatalogKeyType(column) === 'oid' && !WHOLESALE_KEYS.has(column)
 
 /** Names of one object each (per schema). */
 const OBJECT_NAMES = new Set(['relname', 'typname', 'proname', 'conname'])
@@ -74,7 +64,7 @@ function namesFew(expr: Pg.A_Expr): boolean {
   ] as const) {
     const column = stringsOf(nodeBody(mine as AstNode, 'ColumnRef')?.fields).at(-1)
     if (column === undefined || theirs === undefined || readsColumns(theirs)) continue
-    if (OBJECT_KEYS.has(column) && EQUALITIES.has(operator)) return true
+    if (isObjectKey(column) && EQUALITIES.has(operator)) return true
     if (!OBJECT_NAMES.has(column)) continue
     const pattern = stringConstant(theirs as AstNode)
     if (pattern === undefined || EQUALITIES.has(operator)) return true
