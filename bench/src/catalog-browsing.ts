@@ -1,10 +1,12 @@
 /**
  * bench/catalog-browsing: what browsing a wide catalog costs through `palisade serve` (its own
  * process, embedded store) beside the same upstream directly. One schema `wide` of N tables of 10
- * columns (`BENCH_BROWSE_TABLES`, default 10,000), every table exposed with a tenant row filter and
+ * columns (`BENCH_BROWSE_TABLES` or `BENCH_CATALOG_TABLES`, comma separated, default 100, 1,000
+ * and 10,000), every table exposed with a tenant row filter and
  * a mask, browsed as a user of the `wide` datasource:
  *
- * - psql `\dt wide.*`, `\d wide.t05000`, `\dn`: the statements psql sends for them (read from
+ * - psql `\dt wide.*`, `\d` of the middle table (`wide.t05000` of 10,000), `\dn`: the statements
+ *   psql sends for them (read from
  *   `psql -E` against the upstream), timed one after the other on one connection;
  * - `information_schema.columns` of the schema, every row;
  * - pgjdbc `DatabaseMetaData` and SQLAlchemy reflection (bench/clients), when java and the
@@ -22,14 +24,15 @@ import pg from 'pg'
 import { PASSWORD } from './proxy-fixture.js'
 import { serve } from './serve-process.js'
 import { fmt, printTable } from './stats.js'
-import { createWideDatabase, seedWide } from './wide-fixture.js'
+import { catalogSizes, createWideDatabase, seedWide } from './wide-fixture.js'
 
 const exec = promisify(execFile)
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
-const TABLES = Number(process.env['BENCH_BROWSE_TABLES'] ?? 10_000)
+const SIZES = catalogSizes('BENCH_BROWSE_TABLES')
 const CLIENTS = new URL('../clients/', import.meta.url).pathname
 const JDBC_JAR = process.env['PALISADE_COMPAT_JDBC_JAR'] ?? '/usr/share/java/postgresql.jar'
-const PSQL_COMMANDS = ['\\dt wide.*', '\\d wide.t05000', '\\dn']
+/** The table `\d` and the single-table client calls describe: the middle one. */
+const middleOf = (tables: number) => `t${String(Math.ceil(tables / 2)).padStart(5, '0')}`
 
 interface Target {
   host: string
@@ -44,11 +47,17 @@ export async function run(): Promise<void> {
     console.log('catalog-browsing: skipped (set PALISADE_TEST_PG_URL to a PostgreSQL server)')
     return
   }
-  const db = await createWideDatabase(pgUrl, TABLES)
+  for (const tables of SIZES) await browse(pgUrl, tables)
+}
+
+/** Every call of the table at one catalog size, then its table. */
+async function browse(url: string, tables: number): Promise<void> {
+  const table = middleOf(tables)
+  const db = await createWideDatabase(url, tables)
   const dataDir = mkdtempSync(join(tmpdir(), 'palisade-browse-'))
   const s = await serve(dataDir)
   try {
-    await seedWide(s, db.config, TABLES)
+    await seedWide(s, db.config, tables)
     const { host, port, database, user } = db.config
     const password = typeof db.config.password === 'string' ? db.config.password : ''
     const direct: Target = { host, port, database, user, password }
@@ -70,7 +79,7 @@ export async function run(): Promise<void> {
         p <= 2 * d + 250 ? 'met' : `**not met** (${fmt(2 * d + 250, 0)} ms)`,
       ])
     }
-    for (const command of PSQL_COMMANDS) {
+    for (const command of ['\\dt wide.*', `\\d wide.${table}`, '\\dn']) {
       const statements = await psqlStatements(direct, command)
       add(
         `psql \`${command}\``,
@@ -87,17 +96,17 @@ export async function run(): Promise<void> {
       await timeAll(direct, columns),
       await timeAll(palisade, columns),
     )
-    for (const [what, d, p] of await clientCalls(direct, palisade)) add(what, d, p)
+    for (const [what, d, p] of await clientCalls(direct, palisade, table)) add(what, d, p)
     // Item 1's bound: a session's first catalog statements (its lists are built then) must not
     // hold other sessions' statements for more than 50 ms.
-    const describe = await psqlStatements(direct, '\\d wide.t05000')
+    const describe = await psqlStatements(direct, `\\d wide.${table}`)
     const fresh = { ...palisade, user: 'user1' }
     const worst = await worstOther({ ...palisade, user: 'probe' }, () => timeAll(fresh, describe))
     console.log(
       `  another session's worst SELECT 1 while a new session runs \\d: ${fmt(worst, 1)} ms (goal 50 ms: ${worst <= 50 ? 'met' : '**not met**'})`,
     )
     printTable(
-      `Catalog browsing, ${TABLES.toLocaleString('en-US')} tables × 10 columns (fastest of 3, open session)`,
+      `Catalog browsing, ${tables.toLocaleString('en-US')} tables × 10 columns (fastest of 3, open session)`,
       ['what', 'direct', 'through Palisade', 'ratio', 'goal 2× direct + 250 ms'],
       rows,
     )
@@ -173,9 +182,12 @@ async function timeAll(target: Target, statements: string[]): Promise<number> {
 }
 
 /** pgjdbc and SQLAlchemy calls, each as [what, direct ms, Palisade ms]; skipped when absent. */
-async function clientCalls(direct: Target, palisade: Target): Promise<[string, number, number][]> {
+async function clientCalls(
+  direct: Target,
+  palisade: Target,
+  table: string,
+): Promise<[string, number, number][]> {
   const calls: [string, number, number][] = []
-  const table = 't05000'
   const jdbc = (t: Target) =>
     exec(
       'java',

@@ -5,7 +5,8 @@
  * runs with nothing changed. While each job runs, `/health` and `GET /users` are sent every
  * 100 ms, and a `SELECT 1` on an open session of the datasource (the data plane); the table
  * gives each job's time, the slowest of those requests and the failures, and the process's
- * resident memory. `BENCH_CATALOG_TABLES` overrides the sizes (100,1000,10000).
+ * resident memory. `BENCH_CATALOG_TABLES` overrides the sizes (100,1000,10000). `pnpm bench
+ * catalog` runs it with bench/wide-login and bench/catalog-browsing (run.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,9 +16,10 @@ import { rssBytesOf } from './process-cpu.js'
 import { PASSWORD } from './proxy-fixture.js'
 import { type Serve, serve, sleep } from './serve-process.js'
 import { fmt, printTable } from './stats.js'
+import { catalogSizes } from './wide-fixture.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
-const SIZES = (process.env['BENCH_CATALOG_TABLES'] ?? '100,1000,10000').split(',').map(Number)
+const SIZES = catalogSizes()
 /** Requests slower than this count as failures too (the goal: none over 500 ms). */
 const SLOW_MS = 500
 

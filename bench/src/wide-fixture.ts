@@ -12,6 +12,16 @@ import { fmt } from './stats.js'
 /** Users user0…user(N-1), tenants 0…N-1. */
 export const WIDE_USERS = 10
 
+/**
+ * The catalog sizes to measure: the first of `variables` that is set (a comma-separated list),
+ * then `BENCH_CATALOG_TABLES` (which `pnpm bench catalog` sets for all three of its parts), else
+ * 100, 1,000 and 10,000 tables.
+ */
+export function catalogSizes(...variables: string[]): number[] {
+  const chosen = [...variables, 'BENCH_CATALOG_TABLES'].map((v) => process.env[v]).find(Boolean)
+  return (chosen ?? '100,1000,10000').split(',').map(Number)
+}
+
 export interface WideDatabase {
   config: pg.ClientConfig & { host: string; port: number; database: string; user: string }
   /** Adds an integer column to `wide.<table>` upstream (for a sync to find). */

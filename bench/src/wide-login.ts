@@ -16,10 +16,10 @@ import { rssBytesOf } from './process-cpu.js'
 import { PASSWORD } from './proxy-fixture.js'
 import { serve, sleep } from './serve-process.js'
 import { fmt, percentile, printTable } from './stats.js'
-import { createWideDatabase, seedWide, WIDE_USERS } from './wide-fixture.js'
+import { catalogSizes, createWideDatabase, seedWide, WIDE_USERS } from './wide-fixture.js'
 
 const pgUrl = process.env['PALISADE_TEST_PG_URL']
-const SIZES = (process.env['BENCH_WIDE_SIZES'] ?? '100,1000,10000').split(',').map(Number)
+const SIZES = catalogSizes('BENCH_WIDE_SIZES')
 const WARM = 15
 const USERS = WIDE_USERS
 
