@@ -15,6 +15,8 @@ describe('listsCatalogWholesale', () => {
       "SELECT * FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_description d ON d.objoid = c.oid LEFT JOIN pg_catalog.pg_class dc ON dc.oid = d.classoid AND dc.relname = 'pg_class'",
       "SELECT * FROM pg_catalog.pg_description d WHERE d.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass",
       'SELECT * FROM pg_catalog.pg_class c WHERE c.relnamespace = 2200',
+      "SELECT * FROM pg_catalog.pg_class c WHERE c.relname NOT LIKE 'pg_%' AND c.relname !~ '^sql_'",
+      "SELECT * FROM pg_catalog.pg_class c WHERE c.relname <> 'x' AND c.oid <> 16390",
     ])
       expect(wholesale(sql), sql).toBe(true)
   })
@@ -28,6 +30,8 @@ describe('listsCatalogWholesale', () => {
       "SELECT * FROM pg_catalog.pg_class c WHERE c.relname LIKE 't05000'",
       "SELECT * FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.~) '^(t05000)$' COLLATE pg_catalog.default",
       "SELECT * FROM pg_catalog.pg_class c WHERE c.relname IN ('a', 'b')",
+      "SELECT * FROM pg_catalog.pg_class c WHERE c.relname ILIKE 'Orders%'",
+      "SELECT * FROM pg_catalog.pg_class c WHERE c.relname SIMILAR TO 'orders_[0-9]+'",
       "SELECT * FROM pg_catalog.pg_class c WHERE c.oid = (SELECT oid FROM pg_catalog.pg_class WHERE relname = 'x')",
       "SELECT * FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND c.relname = 'x'",
     ])

@@ -49,15 +49,22 @@ const OBJECT_NAMES = new Set(['relname', 'typname', 'proname', 'conname'])
 const EQUALITIES = new Set(['='])
 const LIKES = new Set(['~~', '~~*'])
 const REGEXES = new Set(['~', '~*'])
+/** `=`, `IN (…)`, `= ANY (…)`, LIKE, ILIKE and SIMILAR TO (a `~` on its pattern). */
+const COMPARISON_KINDS = new Set<Pg.A_Expr['kind']>([
+  'AEXPR_OP',
+  'AEXPR_IN',
+  'AEXPR_OP_ANY',
+  'AEXPR_LIKE',
+  'AEXPR_ILIKE',
+  'AEXPR_SIMILAR',
+])
 
 function namesFew(expr: Pg.A_Expr): boolean {
   const operator = stringsOf(expr.name).at(-1) ?? ''
   const kind = expr.kind
-  const comparison =
-    kind === 'AEXPR_OP' || kind === 'AEXPR_IN' || kind === 'AEXPR_OP_ANY'
-      ? EQUALITIES.has(operator) || LIKES.has(operator) || REGEXES.has(operator)
-      : kind === 'AEXPR_LIKE' || kind === 'AEXPR_ILIKE' || kind === 'AEXPR_SIMILAR'
-  if (!comparison) return false
+  // Only a match names: `NOT LIKE 'pg_%'`, `!~ '^pg_'` and `<>` exclude a few.
+  const matches = EQUALITIES.has(operator) || LIKES.has(operator) || REGEXES.has(operator)
+  if (!matches || !COMPARISON_KINDS.has(kind)) return false
   for (const [mine, theirs] of [
     [expr.lexpr, expr.rexpr],
     [expr.rexpr, expr.lexpr],
@@ -68,8 +75,7 @@ function namesFew(expr: Pg.A_Expr): boolean {
     if (!OBJECT_NAMES.has(column)) continue
     const pattern = stringConstant(theirs as AstNode)
     if (pattern === undefined || EQUALITIES.has(operator)) return true
-    if (hasLiteral(pattern, LIKES.has(operator) || kind === 'AEXPR_LIKE' || kind === 'AEXPR_ILIKE'))
-      return true
+    if (hasLiteral(pattern, LIKES.has(operator))) return true
   }
   return false
 }
