@@ -31,6 +31,8 @@ describe('listsCatalogWholesale', () => {
       "SELECT * FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.~) '^(t05000)$' COLLATE pg_catalog.default",
       "SELECT * FROM pg_catalog.pg_class c WHERE c.relname IN ('a', 'b')",
       "SELECT * FROM pg_catalog.pg_class c WHERE c.relname ILIKE 'Orders%'",
+      "SELECT * FROM pg_catalog.pg_class c WHERE c.relname::text = 't05000'",
+      'SELECT * FROM pg_catalog.pg_attribute a WHERE a.attrelid::pg_catalog.regclass = $1::pg_catalog.regclass',
       "SELECT * FROM pg_catalog.pg_class c WHERE c.relname SIMILAR TO 'orders_[0-9]+'",
       "SELECT * FROM pg_catalog.pg_class c WHERE c.oid = (SELECT oid FROM pg_catalog.pg_class WHERE relname = 'x')",
       "SELECT * FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND c.relname = 'x'",

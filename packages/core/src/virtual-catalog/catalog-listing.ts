@@ -69,7 +69,7 @@ function namesFew(expr: Pg.A_Expr): boolean {
     [expr.lexpr, expr.rexpr],
     [expr.rexpr, expr.lexpr],
   ] as const) {
-    const column = stringsOf(nodeBody(mine as AstNode, 'ColumnRef')?.fields).at(-1)
+    const column = columnName(mine as AstNode)
     if (column === undefined || theirs === undefined || readsColumns(theirs)) continue
     if (isObjectKey(column) && EQUALITIES.has(operator)) return true
     if (!OBJECT_NAMES.has(column)) continue
@@ -78,6 +78,14 @@ function namesFew(expr: Pg.A_Expr): boolean {
     if (hasLiteral(pattern, LIKES.has(operator))) return true
   }
   return false
+}
+
+/** The column an operand names, under casts and COLLATE (`c.relname::text`). */
+function columnName(node: AstNode | undefined): string | undefined {
+  const tag = tagOf(node)
+  if (tag === 'TypeCast') return columnName(nodeBody(node, 'TypeCast')?.arg as AstNode)
+  if (tag === 'CollateClause') return columnName(nodeBody(node, 'CollateClause')?.arg as AstNode)
+  return stringsOf(nodeBody(node, 'ColumnRef')?.fields).at(-1)
 }
 
 /** Whether an expression reads a column (then it is a join, not a value). */
