@@ -242,8 +242,16 @@ if (!url) {
       expect(await rowsOf(u2, nameOf(picked))).toEqual([{ id: 2, tenant_id: 2, c2: '***' }])
     })
 
-    /** Where a client program connects: the data plane, as user1 of `wide`. */
-    const target = () => ['127.0.0.1', String(plane.port), 'wide', 'user1', PASSWORD]
+    /** A client program's arguments: the data plane as user1 of `wide`, then the two tables. */
+    const programArgs = () => [
+      '127.0.0.1',
+      String(plane.port),
+      'wide',
+      'user1',
+      PASSWORD,
+      nameOf(picked),
+      hidden,
+    ]
     const psqlLines = async (command: string) => {
       const out = await run(
         psql.ok ? psql.command : 'psql',
@@ -282,10 +290,9 @@ if (!url) {
 
     describe.skipIf(!java.ok)(toolTitle('pgjdbc', java), () => {
       it('lists the schema’s tables and columns through DatabaseMetaData', async () => {
-        const args = [...target(), nameOf(picked), hidden]
         const out = await run(
           java.ok ? java.command : 'java',
-          ['-cp', JDBC_JAR, WIDE_JDBC, ...args],
+          ['-cp', JDBC_JAR, WIDE_JDBC, ...programArgs()],
           {},
           180_000,
         )
@@ -299,10 +306,9 @@ if (!url) {
 
     describe.skipIf(!python.ok)(toolTitle('SQLAlchemy', python), () => {
       it('reflects the schema’s tables and one table', async () => {
-        const args = [...target(), nameOf(picked), hidden]
         const out = await run(
           python.ok ? python.command : 'python3',
-          [WIDE_PYTHON, ...args],
+          [WIDE_PYTHON, ...programArgs()],
           {},
           180_000,
         )

@@ -82,10 +82,15 @@ function namesFew(expr: Pg.A_Expr): boolean {
 
 /** The column an operand names, under casts and COLLATE (`c.relname::text`). */
 function columnName(node: AstNode | undefined): string | undefined {
+  return stringsOf(nodeBody(uncast(node), 'ColumnRef')?.fields).at(-1)
+}
+
+/** An operand without the casts and COLLATE around it. */
+function uncast(node: AstNode | undefined): AstNode | undefined {
   const tag = tagOf(node)
-  if (tag === 'TypeCast') return columnName(nodeBody(node, 'TypeCast')?.arg as AstNode)
-  if (tag === 'CollateClause') return columnName(nodeBody(node, 'CollateClause')?.arg as AstNode)
-  return stringsOf(nodeBody(node, 'ColumnRef')?.fields).at(-1)
+  if (tag === 'TypeCast') return uncast(nodeBody(node, 'TypeCast')?.arg as AstNode)
+  if (tag === 'CollateClause') return uncast(nodeBody(node, 'CollateClause')?.arg as AstNode)
+  return node
 }
 
 /** Whether an expression reads a column (then it is a join, not a value). */
@@ -100,11 +105,7 @@ function readsColumns(node: unknown): boolean {
 
 /** The string a constant (under casts and COLLATE) holds, or undefined for anything else. */
 function stringConstant(node: AstNode): string | undefined {
-  const tag = tagOf(node)
-  if (tag === 'TypeCast') return stringConstant(nodeBody(node, 'TypeCast')?.arg as AstNode)
-  if (tag === 'CollateClause')
-    return stringConstant(nodeBody(node, 'CollateClause')?.arg as AstNode)
-  return nodeBody(node, 'A_Const')?.sval?.sval
+  return nodeBody(uncast(node), 'A_Const')?.sval?.sval
 }
 
 /** Whether a LIKE or regular-expression pattern holds a character that must match itself. */
