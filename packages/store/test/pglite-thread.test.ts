@@ -1,5 +1,7 @@
+import { fileURLToPath } from 'node:url'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AuditBatchBuilder } from '../src/audit/audit-batch.js'
 import { openPgliteDriver } from '../src/drivers/pglite.js'
 import { isStoreUnreachable, rowsOf, type StoreDriver, sqlStateOf } from '../src/kernel/db.js'
 
@@ -123,5 +125,94 @@ describe('embedded store on its own thread', () => {
       (e: unknown) => e,
     )
     expect(isStoreUnreachable(error)).toBe(true)
+  })
+})
+
+/** Query-audit batches stored on the embedded store's thread (audit-ingest.ts, pglite-thread.ts). */
+describe('query audit on the embedded store thread', () => {
+  let driver: StoreDriver
+
+  beforeAll(async () => {
+    driver = await openPgliteDriver()
+    await driver.migrate(fileURLToPath(new URL('../drizzle', import.meta.url)))
+  })
+  afterAll(async () => {
+    await driver.close()
+  })
+
+  const batchOf = (...statements: string[]) => {
+    const builder = new AuditBatchBuilder(statements.length)
+    for (const statement of statements) {
+      builder.add({
+        user_id: '0190f000-0000-7000-8000-0000000000a1',
+        username: 'u',
+        data_source_id: '0190f000-0000-7000-8000-0000000000d1',
+        datasource_name: 'd',
+        original_query: statement,
+        status: 'success',
+      })
+    }
+    const batch = builder.take()
+    if (!batch) throw new Error('empty batch')
+    return batch
+  }
+  const stored = async (statement: string) =>
+    (
+      await rowsOf<{ n: number }>(
+        driver.db.execute(
+          sql`SELECT count(*)::int AS n FROM query_audit_chunks c, query_audit_texts t
+            WHERE t.digest = ANY (c.texts) AND t.body = ${statement}`,
+        ),
+      )
+    )[0]?.n
+
+  it('stores a batch sent during another transaction outside it: its rollback keeps the batch', async () => {
+    const sink = await driver.auditSink(Buffer.alloc(32, 7), crypto.randomUUID())
+    let release!: () => void
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    let inside = false
+    const rolledBack = driver.db
+      .transaction(async (t) => {
+        await t.execute(sql`SELECT 1`)
+        inside = true
+        await held
+        throw new Error('roll back')
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+    while (!inside) await new Promise((r) => setTimeout(r, 5))
+    let written = false
+    const writing = sink.write(batchOf('SELECT during a transaction')).then(() => {
+      written = true
+    })
+    await new Promise((r) => setTimeout(r, 50))
+    // The batch waits for the transaction rather than joining it.
+    expect(written).toBe(false)
+    release()
+    expect(String(await rolledBack)).toContain('roll back')
+    await writing
+    expect(await stored('SELECT during a transaction')).toBe(1)
+  })
+
+  it('keeps storing after a batch fails, and stores a batch sent twice once', async () => {
+    const sink = await driver.auditSink(undefined, crypto.randomUUID())
+    const bad = batchOf('SELECT after a failure')
+    // A seed that is not a UUID fails the statement on its first parameter.
+    const failed = await sink.write({ ...bad, seed: 'not a uuid' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect(sqlStateOf(failed)).toBe('22P02')
+    const twice = batchOf('SELECT sent twice')
+    await sink.write(twice)
+    // The answer to the first attempt "was lost": the same batch again is counted stored.
+    await sink.write(twice)
+    expect(await stored('SELECT sent twice')).toBe(1)
+    await sink.write(bad)
+    expect(await stored('SELECT after a failure')).toBe(1)
   })
 })

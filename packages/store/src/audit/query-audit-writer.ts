@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import { type Db, isStoreUnreachable } from '../kernel/db.js'
 import { type AuditBatch, AuditBatchBuilder, splitBatch } from './audit-batch.js'
+import { MAX_CHUNK_ENTRIES } from './audit-chunk-format.js'
 import { AuditIngest, INSERT_BATCH } from './audit-ingest.js'
 
 /** One statement to record (docs/audit.md#query-audit); `policies_applied` may be given as an array. */
@@ -57,7 +58,10 @@ export function inProcessSink(db: Db, key?: Buffer): AuditSink {
 
 /** Tuning of the writer; the defaults suit one proxy process. */
 export interface QueryAuditWriterOptions {
-  /** Entries per stored batch (default 2,000; at most 4,096). */
+  /**
+   * Entries per stored batch (default and most 4,096): storing a batch costs the store about as
+   * much whatever its size, so under load full batches cost it least per row.
+   */
   batchSize?: number
   /** Longest time a row waits before its batch is written (default 200 ms: fuller batches cost the store less per row). */
   intervalMs?: number
@@ -114,7 +118,7 @@ export class QueryAuditWriter {
   /** `target`: a sink (the store's own thread), or a `Db` to store through on this thread. */
   constructor(target: Db | AuditSink, options: QueryAuditWriterOptions = {}) {
     this.#sink = isSink(target) ? target : inProcessSink(target, options.chainKey)
-    this.#batchSize = options.batchSize ?? 2000
+    this.#batchSize = options.batchSize ?? MAX_CHUNK_ENTRIES
     this.#builder = new AuditBatchBuilder(this.#batchSize)
     this.#intervalMs = options.intervalMs ?? 200
     this.#maxQueue = options.maxQueue ?? 100_000

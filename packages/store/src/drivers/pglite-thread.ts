@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, type Transaction } from '@electric-sql/pglite'
+import { serialize } from 'pg-protocol'
 import { AuditIngest, INSERT_BATCH, type RunBatchInsert } from '../audit/audit-ingest.js'
 import {
   type PgliteRequest,
@@ -33,6 +34,39 @@ const identity = (value: string) => value
 
 /** The query audit's writing stream, once opened: batches are hashed, encoded and stored here. */
 let audit: { ingest: AuditIngest; run: RunBatchInsert } | undefined
+
+/** The name INSERT_BATCH is prepared under on the embedded store's one connection. */
+const BATCH_STATEMENT = 'palisade_audit_batch'
+
+/**
+ * Runs INSERT_BATCH as a prepared statement, sent as one protocol message (bind, execute,
+ * sync): `query` would parse and plan the statement anew for every batch and step into the
+ * database once per protocol message, which cost more than storing the batch itself. It takes
+ * PGlite's transaction and query locks, as `query` does, so a batch never runs inside a
+ * transaction another request holds open.
+ */
+function preparedBatchInsert(db: PGlite): RunBatchInsert {
+  let prepared = false
+  return (params) =>
+    db._runExclusiveTransaction(() =>
+      db._runExclusiveQuery(async () => {
+        const messages = [
+          // A parse that failed, or a bind after it, leaves no statement or one to replace.
+          ...(prepared
+            ? []
+            : [
+                serialize.close({ type: 'S', name: BATCH_STATEMENT }),
+                serialize.parse({ name: BATCH_STATEMENT, text: INSERT_BATCH, types: [] }),
+              ]),
+          serialize.bind({ statement: BATCH_STATEMENT, values: params }),
+          serialize.execute({}),
+          serialize.sync(),
+        ]
+        await db.execProtocol(Buffer.concat(messages))
+        prepared = true
+      }),
+    )
+}
 
 function queryOptions(wire: WireQueryOptions) {
   return {
@@ -97,9 +131,7 @@ async function handle(db: PGlite, request: PgliteRequest): Promise<unknown> {
       const key = request.key ? Buffer.from(request.key) : undefined
       audit = {
         ingest: new AuditIngest(key, request.chainId ?? undefined),
-        run: async (params) => {
-          await db.query(INSERT_BATCH, params)
-        },
+        run: preparedBatchInsert(db),
       }
       return null
     }

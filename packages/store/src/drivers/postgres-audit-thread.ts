@@ -35,8 +35,9 @@ const pool = new pg.Pool({
 pool.on('error', () => {})
 pool.on('connect', (client) => client.on('error', () => {}))
 const ingest = new AuditIngest(options.key ? Buffer.from(options.key) : undefined, options.chainId)
+// Prepared once per connection (node-postgres keeps named statements per connection).
 const run = async (params: (string | null)[]) => {
-  await pool.query(INSERT_BATCH, params)
+  await pool.query({ name: 'palisade_audit_batch', text: INSERT_BATCH, values: params })
 }
 
 port.on('message', (request: AuditThreadRequest) => {
