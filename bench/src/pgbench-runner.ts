@@ -13,6 +13,8 @@ export interface PgbenchRun {
   seconds: number
   /** `-C`: a new connection for every transaction. */
   connectPerTransaction?: boolean
+  /** `-R`: transactions per second in all, instead of as fast as the target answers. */
+  rate?: number
   password?: string
 }
 
@@ -35,6 +37,7 @@ export async function runPgbench(run: PgbenchRun): Promise<PgbenchResult> {
     `exec pgbench -n -h 127.0.0.1 -p ${run.port} -U ${run.user} -c ${run.clients}`,
     `-j ${Math.min(2, run.clients)} -T ${run.seconds} -M ${run.mode}`,
     run.connectPerTransaction ? '-C' : '',
+    run.rate ? `-R ${Math.round(run.rate)}` : '',
     `-f ${run.script} ${run.database}`,
   ].join(' ')
   const child = spawn('bash', ['-c', command], {

@@ -14,7 +14,8 @@
  *   embedded store, the query audit row of every statement and its metrics included;
  * - the same `palisade serve` build with every audit row built, then discarded
  *   (PALISADE_BENCH_DISCARD_QUERY_AUDIT): beside the previous one, what the audit costs, also on
- *   the serving thread alone (its CPU time from /proc);
+ *   the serving thread alone (its CPU time from /proc), at full speed and, for 8 clients, with
+ *   both at one fixed rate (pgbench -R);
  * - Palisade as a user without policies.
  *
  * Needs PALISADE_TEST_PG_URL and pgbench; pgbouncer when installed. Literals differ per query
@@ -146,6 +147,51 @@ const median = (values: number[]) => {
   return Number.isInteger(mid)
     ? ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
     : (sorted[Math.floor(mid)] as number)
+}
+
+/**
+ * The fixed rate for the serving thread's audit cost, as a share of the slower twin's tps: at
+ * full speed each process's CPU per statement follows its own throughput (fewer statements per
+ * wake-up, per socket write), so the difference of two saturated runs mixes the audit's cost
+ * with the throughput it loses; at one rate both do the same work per second.
+ */
+const FIXED_RATE_SHARE = 0.7
+
+/**
+ * `palisade serve` and its audit-discarded twin at one fixed rate, in turns (8-client cells,
+ * not `-C`): the serving thread's CPU µs per statement of each, medians of ROUNDS runs.
+ */
+async function servingThreadAtFixedRate(cell: Cell, twins: Target[], rate: number) {
+  if (cell.clients === 1 || cell.connect || twins.length !== 2 || !Number.isFinite(rate)) {
+    return undefined
+  }
+  const spent = new Map<string, number[]>()
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of round % 2 === 0 ? twins : [...twins].reverse()) {
+      const before = await target.cpu?.()
+      const result = await runPgbench({
+        port: target.port,
+        user: target.user,
+        database: target.database,
+        script: target.script(cell.workload),
+        clients: cell.clients,
+        mode: cell.mode,
+        seconds: SECONDS,
+        rate,
+        ...(target.password ? { password: target.password } : {}),
+      })
+      const after = await target.cpu?.()
+      if (result.ok && before?.servingThread !== undefined && after?.servingThread !== undefined) {
+        const micros = (after.servingThread - before.servingThread) / result.transactions
+        spent.set(target.name, [...(spent.get(target.name) ?? []), micros])
+      }
+    }
+  }
+  return {
+    rate,
+    served: median(spent.get(SERVED) ?? []),
+    discarded: median(spent.get(DISCARDED) ?? []),
+  }
 }
 
 export async function run(): Promise<void> {
@@ -296,6 +342,11 @@ export async function run(): Promise<void> {
       }
       const tps = (name: string) =>
         median((results.get(name) ?? []).map((r) => (r.ok ? r.tps : Number.NaN)))
+      const fixed = await servingThreadAtFixedRate(
+        cell,
+        targets.filter((t) => t.name === SERVED || t.name === DISCARDED),
+        FIXED_RATE_SHARE * Math.min(tps(SERVED), tps(DISCARDED)),
+      )
       const failure = (name: string) => (results.get(name) ?? []).find((r) => !r.ok)?.note
       const direct = tps('direct')
       const cellOf = (name: string) => {
@@ -335,6 +386,9 @@ export async function run(): Promise<void> {
         fmt(servingThread(SERVED), 1),
         fmt(servingThread(DISCARDED), 1),
         fmt(servingThread(SERVED) - servingThread(DISCARDED), 1),
+        fixed
+          ? `${fmt(fixed.served, 1)} / ${fmt(fixed.discarded, 1)} (${fmt(fixed.served - fixed.discarded, 1)}) at ${fmt(fixed.rate, 0)} tps`
+          : '',
       ])
       if (cell.clients === 1 && !cell.connect) {
         // One client: the mean time of a transaction is 1 / tps; the difference is the added time.
@@ -367,6 +421,7 @@ export async function run(): Promise<void> {
         `${SERVED}, serving thread`,
         `${DISCARDED}, serving thread`,
         'audit cost on the serving thread, µs/statement',
+        'serving thread at a fixed rate, serve / discarded (audit cost)',
       ],
       cpuRows,
     )

@@ -18,6 +18,7 @@ import {
   entryFilter,
   entryMatches,
   loadTexts,
+  principalPositions,
   uuidArray,
 } from './audit-chunk-reads.js'
 import type { TimeInput } from './audit-filters.js'
@@ -396,7 +397,7 @@ async function countInChunks(
             WHERE ${chunkWhere(within)} AND ${inside}`
         : sql`SELECT sum(c.p_counts[(p.i - 1) * 3 + s.s + 1])::text AS n
             FROM query_audit_chunks c
-            CROSS JOIN LATERAL generate_subscripts(c.p_user_id, 1) AS p(i)
+            CROSS JOIN LATERAL ${principalPositions(filter)} AS p(i)
             CROSS JOIN unnest(${`{${statuses.join(',')}}`}::int[]) AS s(s)
             WHERE ${chunkWhere(within)} AND ${inside} AND ${sql.join(principal, sql` AND `)}`,
     ),

@@ -129,6 +129,52 @@ export function auditCases(makeStore: MakeStore): void {
       expect(await total({ user_id: U2 })).toBe(0)
     })
 
+    it('finds a user or datasource whose statuses differ between its principals in one batch', async () => {
+      // One batch: U1 on D3 as two principals (client infos differ) and U2 on D3 and on D4; only
+      // U1's second principal and U2's on D4 have denied entries.
+      const D3 = '0190f000-0000-7000-8000-0000000000d3'
+      const D4 = '0190f000-0000-7000-8000-0000000000d4'
+      const base = Date.parse('2026-03-01T00:10:00Z')
+      const rows: [string, string, string | null, 'success' | 'denied'][] = [
+        [U1, D3, 'first', 'success'],
+        [U1, D3, 'second', 'success'],
+        [U1, D3, 'second', 'denied'],
+        [U2, D3, null, 'success'],
+        [U2, D4, null, 'denied'],
+        [U2, D4, null, 'denied'],
+      ]
+      rows.forEach(([user, ds, client, status], i) => {
+        store.audit.queries.write({
+          ...minimalRecord(`principals ${i}`),
+          user_id: user,
+          data_source_id: ds,
+          client_info: client,
+          status,
+          created_at: new Date(base + i * 1000),
+        })
+      })
+      await store.audit.queries.flush()
+      const found = async (f: object) => {
+        // Within one hour (counted on the batch) and over whole hours (hourly counts).
+        const part = await store.audit.queries.list({ ...f, from: new Date(base - 60_000) })
+        const whole = await store.audit.queries.list({ ...f, from: '2026-03-01T00:00:00Z' })
+        expect(whole.total).toBe(part.total)
+        return [part.total, part.data.map((r) => r.original_query).sort()]
+      }
+      expect(await found({ user_id: U1, status: 'denied' })).toEqual([1, ['principals 2']])
+      expect(await found({ user_id: U1, status: 'success' })).toEqual([
+        2,
+        ['principals 0', 'principals 1'],
+      ])
+      expect(await found({ datasource_id: D3, status: 'denied' })).toEqual([1, ['principals 2']])
+      expect(await found({ user_id: U2, datasource_id: D3, status: 'denied' })).toEqual([0, []])
+      expect(await found({ user_id: U2, datasource_id: D4, status: 'denied' })).toEqual([
+        2,
+        ['principals 4', 'principals 5'],
+      ])
+      expect(await found({ datasource_id: D4, status: 'success' })).toEqual([0, []])
+    })
+
     it('stores rows with NUL characters, lone surrogates and fractional times instead of losing their batch', async () => {
       const before = store.audit.queries.writer.stats.failed
       const marker = unique('odd')
