@@ -36,6 +36,8 @@ const POOLS = (process.env['BENCH_POOLING_SIZES'] ?? '10,20').split(',').map(Num
 const MODES = (process.env['BENCH_POOLING_MODES'] ?? 'simple,extended,prepared').split(',')
 /** Runs of each pooler per cell, taking turns; the cell shows their mean. */
 const ROUNDS = Number(process.env['BENCH_POOLING_ROUNDS'] ?? 2)
+/** Seconds of one unmeasured run per pooler before each pool size's cells (0: none). */
+const WARMUP = Number(process.env['BENCH_POOLING_WARMUP'] ?? 3)
 
 const BOUNCER = 'pgbouncer 1.18, transaction mode'
 const BENCH_PROCESS = 'Palisade, bench process'
@@ -87,7 +89,7 @@ const EMPTY: PgbenchResult = {
 }
 
 /** pgbench against one pooler: -T counts the logins too (1,000 SCRAM logins take seconds). */
-const pgbench = (p: Pooler, clients: number, mode: string) =>
+const pgbench = (p: Pooler, clients: number, mode: string, seconds = SECONDS) =>
   runPgbench({
     port: p.port,
     user: p.user,
@@ -95,7 +97,7 @@ const pgbench = (p: Pooler, clients: number, mode: string) =>
     script: p.script,
     clients,
     mode,
-    seconds: SECONDS + Math.ceil(clients / 150),
+    seconds: seconds + Math.ceil(clients / 150),
     password: PASSWORD,
   })
 
@@ -221,6 +223,11 @@ export async function run(): Promise<void> {
         served(DISCARDED, discarded.served),
       ]
       try {
+        // One unmeasured run per pooler first (the first cell, WARMUP seconds plus the logins):
+        // JIT compilation and the embedded store's WebAssembly tier-up finish before the rounds.
+        for (const p of WARMUP > 0 ? poolers : []) {
+          await pgbench(p, CLIENTS[0] as number, MODES[0] as string, WARMUP)
+        }
         for (const clients of CLIENTS) {
           for (const mode of MODES) {
             const runs = new Map<string, Runs>(
