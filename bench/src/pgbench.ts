@@ -151,6 +151,18 @@ const median = (values: number[]) => {
     : (sorted[Math.floor(mid)] as number)
 }
 
+/** Appends `value` to the list of `key`. */
+const append = <T>(map: Map<string, T[]>, key: string, value: T) =>
+  map.set(key, [...(map.get(key) ?? []), value])
+
+/**
+ * Targets in the order of `round`, reversed every other round: on a shared machine the speed
+ * drifts over a cell's seconds, and `palisade serve` and its audit-discarded twin run next to
+ * each other.
+ */
+const inTurns = <T>(targets: T[], round: number) =>
+  round % 2 === 0 ? targets : [...targets].reverse()
+
 /** pgbench against `target` for `cell`: SECONDS as fast as it answers, unless told otherwise. */
 function runTarget(target: Target, cell: Cell, options: { seconds?: number; rate?: number } = {}) {
   return runPgbench({
@@ -165,6 +177,25 @@ function runTarget(target: Target, cell: Cell, options: { seconds?: number; rate
     ...(options.rate ? { rate: options.rate } : {}),
     ...(target.password ? { password: target.password } : {}),
   })
+}
+
+/**
+ * One run with the target's CPU µs per transaction over it (from /proc): the whole process and,
+ * for `palisade serve`, its serving thread; undefined where the run failed or nothing is measured.
+ */
+async function measuredRun(target: Target, cell: Cell, options: { rate?: number } = {}) {
+  const before = await target.cpu?.()
+  const result = await runTarget(target, cell, options)
+  const after = await target.cpu?.()
+  const perTransaction = (from: number | undefined, to: number | undefined) =>
+    result.ok && from !== undefined && to !== undefined
+      ? (to - from) / result.transactions
+      : undefined
+  return {
+    result,
+    process: perTransaction(before?.process, after?.process),
+    servingThread: perTransaction(before?.servingThread, after?.servingThread),
+  }
 }
 
 /**
@@ -185,14 +216,9 @@ async function servingThreadAtFixedRate(cell: Cell, twins: Target[], rate: numbe
   }
   const spent = new Map<string, number[]>()
   for (let round = 0; round < ROUNDS; round++) {
-    for (const target of round % 2 === 0 ? twins : [...twins].reverse()) {
-      const before = await target.cpu?.()
-      const result = await runTarget(target, cell, { rate })
-      const after = await target.cpu?.()
-      if (result.ok && before?.servingThread !== undefined && after?.servingThread !== undefined) {
-        const micros = (after.servingThread - before.servingThread) / result.transactions
-        spent.set(target.name, [...(spent.get(target.name) ?? []), micros])
-      }
+    for (const target of inTurns(twins, round)) {
+      const { servingThread } = await measuredRun(target, cell, { rate })
+      if (servingThread !== undefined) append(spent, target.name, servingThread)
     }
   }
   return {
@@ -326,23 +352,12 @@ export async function run(): Promise<void> {
       // Per run: CPU µs per transaction of the process, and of `palisade serve`'s serving thread.
       const cpu = new Map<string, number[]>()
       const thread = new Map<string, number[]>()
-      const add = <T>(map: Map<string, T[]>, name: string, value: T) =>
-        map.set(name, [...(map.get(name) ?? []), value])
-      // The order reversed each round: on a shared machine the speed drifts over a cell's
-      // seconds, and `palisade serve` and its audit-discarded twin run next to each other.
       for (let round = 0; round < ROUNDS; round++) {
-        for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-          const before = await target.cpu?.()
-          const result = await runTarget(target, cell)
-          add(results, target.name, result)
-          const after = await target.cpu?.()
-          if (before && after && result.ok) {
-            add(cpu, target.name, (after.process - before.process) / result.transactions)
-            if (before.servingThread !== undefined && after.servingThread !== undefined) {
-              const spent = after.servingThread - before.servingThread
-              add(thread, target.name, spent / result.transactions)
-            }
-          }
+        for (const target of inTurns(targets, round)) {
+          const run = await measuredRun(target, cell)
+          append(results, target.name, run.result)
+          if (run.process !== undefined) append(cpu, target.name, run.process)
+          if (run.servingThread !== undefined) append(thread, target.name, run.servingThread)
         }
       }
       const tps = (name: string) =>
